@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: Apache-2.0
+# Front door over CMake/CTest. Targets: all (default), run, test, lint, docs, bench, clean.
+#   make SANITIZER=address|undefined|thread|address,undefined   sanitizer build (own build dir)
+#   make CC=clang                                                 clang build (own build dir)
+#   make V=1                                                      show compiler command lines
+#   make WERROR=1                                                 -Werror (CI sets it)
+
+CC        ?= cc
+SANITIZER ?=
+WERROR    ?= 0
+JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
+
+comma := ,
+ccname := $(notdir $(firstword $(CC)))
+ifeq ($(SANITIZER)$(ccname),cc)
+BUILD ?= build
+else ifeq ($(SANITIZER)$(ccname),gcc)
+BUILD ?= build
+else
+BUILD ?= build-$(ccname)$(if $(SANITIZER),-$(subst $(comma),-,$(SANITIZER)))
+endif
+
+ifeq ($(V),1)
+VERBOSE_FLAG := --verbose
+endif
+
+CMAKE_ARGS := -DCMAKE_C_COMPILER=$(CC) -DSANITIZER=$(SANITIZER) \
+	-DRAILNET_WERROR=$(if $(filter 1,$(WERROR)),ON,OFF)
+
+.PHONY: all configure test run lint docs bench clean
+
+all: configure
+	cmake --build $(BUILD) -j $(JOBS) $(VERBOSE_FLAG)
+
+configure:
+	@cmake -S . -B $(BUILD) $(CMAKE_ARGS) >/dev/null
+
+test: all
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+run: all
+	BUILD=$(BUILD) ./tools/run.sh
+
+lint:
+	./tools/lint.sh
+
+docs: all
+	$(BUILD)/bin/railnet-envdoc > docs/env.md
+
+bench: all
+	BUILD=$(BUILD) ./bench/run.sh
+
+clean:
+	rm -rf build build-*
