@@ -7,7 +7,7 @@
 
 CC        ?= cc
 SANITIZER ?=
-WERROR    ?= 0
+WERROR    ?= $(if $(filter true,$(CI)),1,0)
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 
 comma := ,
@@ -27,7 +27,7 @@ endif
 CMAKE_ARGS := -DCMAKE_C_COMPILER=$(CC) -DSANITIZER=$(SANITIZER) \
 	-DRAILNET_WERROR=$(if $(filter 1,$(WERROR)),ON,OFF)
 
-.PHONY: all configure test run lint docs bench clean
+.PHONY: all configure deps test run lint docs bench clean
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS) $(VERBOSE_FLAG)
@@ -35,10 +35,15 @@ all: configure
 configure:
 	@cmake -S . -B $(BUILD) $(CMAKE_ARGS) >/dev/null
 
-test: all
+deps:
+	@./tools/install-deps.sh
+
+test: deps
+	$(MAKE) all
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
-run: all
+run: deps
+	$(MAKE) all
 	BUILD=$(BUILD) ./tools/run.sh
 
 lint:
