@@ -10,6 +10,9 @@
 struct rn_test_log rn_test_log;
 
 static void rn_test_logger(int level, unsigned long flags, const char *file, int line,
+			   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void rn_test_logger(int level, unsigned long flags, const char *file, int line,
 			   const char *fmt, ...)
 {
 	char msg[1024];

@@ -1,0 +1,58 @@
+# SPDX-License-Identifier: Apache-2.0
+# Fuzz targets. Each target is one file defining LLVMFuzzerTestOneInput plus a seed corpus
+# directory, added with one rn_add_fuzz() call below. Every target gets:
+#  - <name>_driver, any compiler: test/fuzz/driver.c runs the corpus and a fixed number of
+#    pseudo-random and mutated inputs; registered in CTest as <name> (label fuzz), so gcc CI
+#    exercises it too;
+#  - <name>_libfuzzer, clang only: the same file with -fsanitize=fuzzer (plus address and
+#    undefined unless SANITIZER is set), with the parser sources compiled in so that
+#    libFuzzer sees their coverage; CTest runs it briefly as <name>_libfuzzer. Long runs by
+#    hand: build/test/<name>_libfuzzer -max_total_time=600 NEWDIR test/fuzz/corpus/<dir>
+set(RN_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
+
+# rn_add_fuzz(NAME name SOURCE file.c CORPUS dir CORE_SOURCES src/a.c ...
+#             [ITERATIONS n] [RUNS n])
+#   CORE_SOURCES: the railnet sources the target exercises (compiled into the libFuzzer binary
+#   with coverage; the driver links railnet_core instead). ITERATIONS: generated inputs of the
+#   plain driver (default 5000). RUNS: executions of the CTest libFuzzer smoke run (20000).
+function(rn_add_fuzz)
+	cmake_parse_arguments(F "" "NAME;SOURCE;CORPUS;ITERATIONS;RUNS" "CORE_SOURCES" ${ARGN})
+	if(NOT F_ITERATIONS)
+		set(F_ITERATIONS 5000)
+	endif()
+	if(NOT F_RUNS)
+		set(F_RUNS 20000)
+	endif()
+
+	add_executable(${F_NAME}_driver ${F_SOURCE} ${RN_FUZZ_DIR}/driver.c)
+	target_link_libraries(${F_NAME}_driver PRIVATE railnet_core)
+	set_target_properties(${F_NAME}_driver PROPERTIES
+		RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/test)
+	add_test(NAME ${F_NAME} COMMAND ${F_NAME}_driver --iterations ${F_ITERATIONS} ${F_CORPUS})
+	set_tests_properties(${F_NAME} PROPERTIES LABELS fuzz TIMEOUT 300
+		ENVIRONMENT "${RN_TEST_ENV}")
+
+	if(CMAKE_C_COMPILER_ID MATCHES "Clang" AND NOT SANITIZER MATCHES "thread")
+		set(san fuzzer)
+		if(NOT SANITIZER)
+			set(san fuzzer,address,undefined)
+		endif()
+		add_executable(${F_NAME}_libfuzzer ${F_SOURCE} ${F_CORE_SOURCES})
+		target_compile_options(${F_NAME}_libfuzzer PRIVATE -fsanitize=${san}
+			-fno-sanitize-recover=all -fno-omit-frame-pointer)
+		target_link_options(${F_NAME}_libfuzzer PRIVATE -fsanitize=${san})
+		target_link_libraries(${F_NAME}_libfuzzer PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
+		set_target_properties(${F_NAME}_libfuzzer PROPERTIES
+			RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/test)
+		# New inputs go to a scratch directory in the build tree, never into the sources.
+		set(work ${CMAKE_CURRENT_BINARY_DIR}/fuzz/${F_NAME}.corpus)
+		file(MAKE_DIRECTORY ${work})
+		add_test(NAME ${F_NAME}_libfuzzer COMMAND ${F_NAME}_libfuzzer -runs=${F_RUNS}
+			-seed=1 -max_len=4096 ${work} ${F_CORPUS})
+		set_tests_properties(${F_NAME}_libfuzzer PROPERTIES LABELS fuzz TIMEOUT 300
+			ENVIRONMENT "${RN_TEST_ENV}")
+	endif()
+endfunction()
+
+rn_add_fuzz(NAME fuzz_env SOURCE ${RN_FUZZ_DIR}/fuzz_env.c CORPUS ${RN_FUZZ_DIR}/corpus/env
+	CORE_SOURCES ${CMAKE_SOURCE_DIR}/src/config.c ${CMAKE_SOURCE_DIR}/src/log.c)
