@@ -187,11 +187,14 @@ static int rn_check_cidr(const char *v, char *why, size_t len)
 /* ---- the table -------------------------------------------------------------------------- */
 
 static const char *const rn_merge_words[] = {
-	[RN_MERGE_AUTO] = "auto", [RN_MERGE_PORTS] = "ports", [RN_MERGE_NONE] = "none", NULL};
+	[RN_MERGE_AUTO] = "auto", [RN_MERGE_PORTS] = "ports", [RN_MERGE_NONE] = "none", NULL
+};
 static const char *const rn_gdr_words[] = {
-	[RN_GDR_STRICT] = "strict", [RN_GDR_WARN] = "warn", [RN_GDR_OFF] = "off", NULL};
+	[RN_GDR_STRICT] = "strict", [RN_GDR_WARN] = "warn", [RN_GDR_OFF] = "off", NULL
+};
 static const char *const rn_family_words[] = {
-	[RN_AF_INET] = "AF_INET", [RN_AF_INET6] = "AF_INET6", NULL};
+	[RN_AF_INET] = "AF_INET", [RN_AF_INET6] = "AF_INET6", NULL
+};
 
 #define RN_PENDING_DISCOVERY "device discovery"
 #define RN_PENDING_GID "GID selection"
@@ -788,7 +791,7 @@ int rn_config_parse(struct rn_config *cfg, char *const *envp)
 	for (i = 0; i < rn_config_table_len; i++) {
 		const struct rn_config_var *v = &rn_config_table[i];
 		const char *raw = rn_env_lookup(envp, v->name);
-		struct rn_value def = {0}, val = {0};
+		struct rn_value def = { 0 }, val = { 0 };
 
 		if (rn_parse_value(v, v->def, &def, why, sizeof(why))) {
 			RN_WARN("internal: default of %s does not parse: %s", v->name, why);

@@ -58,9 +58,9 @@ void rn_vlog(int level, unsigned long flags, const char *where, int line, const 
 #define RN_TRACE(subsys, fmt, ...) \
 	rn_log(RN_LOG_TRACE, (subsys), __func__, __LINE__, RN_LOG_PREFIX fmt, ##__VA_ARGS__)
 #else
-#define RN_TRACE(subsys, fmt, ...) \
-	do { \
-		if (0) \
+#define RN_TRACE(subsys, fmt, ...)                                                              \
+	do {                                                                                    \
+		if (0)                                                                          \
 			rn_log(RN_LOG_TRACE, (subsys), __func__, __LINE__, fmt, ##__VA_ARGS__); \
 	} while (0)
 #endif

@@ -15,10 +15,10 @@
 
 /* Capture every railnet log message. Installed by rn_test_log_capture(). */
 struct rn_test_log {
-	int warns;		/* WARN messages since the last reset */
-	int infos;		/* INFO messages since the last reset */
-	char last_warn[1024];	/* text of the last WARN */
-	char all[16384];	/* every message, newline-separated, truncated at the end */
+	int warns;	      /* WARN messages since the last reset */
+	int infos;	      /* INFO messages since the last reset */
+	char last_warn[1024]; /* text of the last WARN */
+	char all[16384];      /* every message, newline-separated, truncated at the end */
 };
 
 extern struct rn_test_log rn_test_log;
@@ -30,9 +30,9 @@ void rn_test_log_reset(void);
 int rn_test_log_contains(const char *needle);
 
 /* Fails the current test if a WARN arrived that the test did not expect. */
-#define RN_ASSERT_NO_WARN() \
-	do { \
-		if (rn_test_log.warns) \
+#define RN_ASSERT_NO_WARN()                                                     \
+	do {                                                                    \
+		if (rn_test_log.warns)                                          \
 			fail_msg("unexpected WARN: %s", rn_test_log.last_warn); \
 	} while (0)
 

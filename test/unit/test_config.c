@@ -45,7 +45,7 @@ static int rn_is_zero(const void *p, size_t n)
 /* Parse a one-variable environment that must fail with exactly one WARN containing `want`. */
 static void rn_expect_bad(const char *entry, const char *want)
 {
-	char *env[] = {(char *)entry, NULL};
+	char *env[] = { (char *)entry, NULL };
 	struct rn_config cfg;
 
 	memset(&cfg, 0xa5, sizeof(cfg));
@@ -63,7 +63,7 @@ static void rn_expect_bad(const char *entry, const char *want)
 /* Parse a one-variable environment that must succeed without a WARN. */
 static void rn_expect_good(const char *entry, struct rn_config *cfg)
 {
-	char *env[] = {(char *)entry, NULL};
+	char *env[] = { (char *)entry, NULL };
 
 	rn_test_log_reset();
 	if (rn_config_parse(cfg, env))
@@ -73,7 +73,7 @@ static void rn_expect_good(const char *entry, struct rn_config *cfg)
 
 static void test_defaults(void **state)
 {
-	char *env[] = {RN_S("PATH=/bin"), RN_S("NCCL_DEBUG=INFO"), NULL};
+	char *env[] = { RN_S("PATH=/bin"), RN_S("NCCL_DEBUG=INFO"), NULL };
 	struct rn_config cfg;
 
 	assert_int_equal(rn_config_parse(&cfg, env), 0);
@@ -300,27 +300,27 @@ static void test_bad_strings(void **state)
 	static const struct {
 		const char *entry, *want;
 	} cases[] = {
-		{"NCCL_IB_HCA=^", "NCCL_IB_HCA=^: no entry after '^'"},
-		{"NCCL_IB_HCA=^=", "no entry after '^='"},
-		{"NCCL_IB_HCA=mlx5_0:x", "entry 1: 'x' in a numeric field"},
-		{"NCCL_IB_HCA=mlx5_0 ", "character ' ' at byte 6 is not allowed"},
-		{"NCCL_IB_HCA=mlx5_0,", "trailing ','"},
-		{"NCCL_IB_HCA=mlx5_0,,mlx5_1", "entry 2 has no name"},
-		{"NCCL_IB_HCA=:1", "entry 1 has no name"},
-		{"NCCL_IB_HCA=a:1:2:3:4", "more than 4 ':'-separated fields"},
-		{"NCCL_IB_HCA==^mlx5", "character '^' at byte 1"},
-		{"NCCL_SOCKET_IFNAME=averyveryverylongname0", "longer than 15 characters"},
-		{"NCCL_SOCKET_IFNAME=eth0:1:2", "more than 2 ':'-separated fields"},
-		{"NCCL_SOCKET_IFNAME=eth/0", "character '/'"},
-		{"NCCL_IB_ADDR_RANGE=10.0.0.0", "no '/' and prefix length"},
-		{"NCCL_IB_ADDR_RANGE=10.0.0.0/33", "prefix length must be 0..32"},
-		{"NCCL_IB_ADDR_RANGE=10.0.0.0/08", "prefix length must be 0..32"},
-		{"NCCL_IB_ADDR_RANGE=10.0.0.0/", "prefix length must be 0..32"},
-		{"NCCL_IB_ADDR_RANGE=10.0.0/8", "'10.0.0' is not an IPv4 address"},
-		{"NCCL_IB_ADDR_RANGE=/8", "not an IPv4 or IPv6 address before '/'"},
-		{"NCCL_IB_ADDR_RANGE=fe80::zz/64", "is not an IPv6 address"},
-		{"NCCL_IB_ADDR_RANGE=2001:0db8:0000:0000:0000:0000:0000:0000:0000:0000:0000/64",
-		 "longer than 50 bytes"},
+		{ "NCCL_IB_HCA=^", "NCCL_IB_HCA=^: no entry after '^'" },
+		{ "NCCL_IB_HCA=^=", "no entry after '^='" },
+		{ "NCCL_IB_HCA=mlx5_0:x", "entry 1: 'x' in a numeric field" },
+		{ "NCCL_IB_HCA=mlx5_0 ", "character ' ' at byte 6 is not allowed" },
+		{ "NCCL_IB_HCA=mlx5_0,", "trailing ','" },
+		{ "NCCL_IB_HCA=mlx5_0,,mlx5_1", "entry 2 has no name" },
+		{ "NCCL_IB_HCA=:1", "entry 1 has no name" },
+		{ "NCCL_IB_HCA=a:1:2:3:4", "more than 4 ':'-separated fields" },
+		{ "NCCL_IB_HCA==^mlx5", "character '^' at byte 1" },
+		{ "NCCL_SOCKET_IFNAME=averyveryverylongname0", "longer than 15 characters" },
+		{ "NCCL_SOCKET_IFNAME=eth0:1:2", "more than 2 ':'-separated fields" },
+		{ "NCCL_SOCKET_IFNAME=eth/0", "character '/'" },
+		{ "NCCL_IB_ADDR_RANGE=10.0.0.0", "no '/' and prefix length" },
+		{ "NCCL_IB_ADDR_RANGE=10.0.0.0/33", "prefix length must be 0..32" },
+		{ "NCCL_IB_ADDR_RANGE=10.0.0.0/08", "prefix length must be 0..32" },
+		{ "NCCL_IB_ADDR_RANGE=10.0.0.0/", "prefix length must be 0..32" },
+		{ "NCCL_IB_ADDR_RANGE=10.0.0/8", "'10.0.0' is not an IPv4 address" },
+		{ "NCCL_IB_ADDR_RANGE=/8", "not an IPv4 or IPv6 address before '/'" },
+		{ "NCCL_IB_ADDR_RANGE=fe80::zz/64", "is not an IPv6 address" },
+		{ "NCCL_IB_ADDR_RANGE=2001:0db8:0000:0000:0000:0000:0000:0000:0000:0000:0000/64",
+		  "longer than 50 bytes" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		rn_expect_bad(cases[i].entry, cases[i].want);
@@ -355,7 +355,7 @@ static void test_several_bad(void **state)
 
 static void test_first_wins(void **state)
 {
-	char *env[] = {RN_S("NCCL_IB_TIMEOUT=21"), RN_S("NCCL_IB_TIMEOUT=40"), NULL};
+	char *env[] = { RN_S("NCCL_IB_TIMEOUT=21"), RN_S("NCCL_IB_TIMEOUT=40"), NULL };
 	struct rn_config cfg;
 
 	assert_int_equal(rn_config_parse(&cfg, env), 0);
@@ -394,8 +394,8 @@ static void test_info_lines(void **state)
 
 static void test_unknown_own_names(void **state)
 {
-	char *env[] = {RN_S("RAILNET_MREGE=none"), RN_S("RAILNET_ZZZZZZZZZZZZZZ=1"),
-		       RN_S("RAILNET_STAT"), NULL};
+	char *env[] = { RN_S("RAILNET_MREGE=none"), RN_S("RAILNET_ZZZZZZZZZZZZZZ=1"),
+			RN_S("RAILNET_STAT"), NULL };
 	struct rn_config cfg;
 
 	assert_int_equal(rn_config_parse(&cfg, env), 0);
@@ -412,7 +412,7 @@ static void test_unknown_own_names(void **state)
 /* NULL means the process environment: swap environ for an array instead of calling setenv. */
 static void test_null_is_environ(void **state)
 {
-	char *fake[] = {RN_S("NCCL_IB_TIMEOUT=23"), NULL};
+	char *fake[] = { RN_S("NCCL_IB_TIMEOUT=23"), NULL };
 	char **saved = environ;
 	struct rn_config cfg;
 	int ret;
@@ -427,9 +427,9 @@ static void test_null_is_environ(void **state)
 
 static void test_acquire_release(void **state)
 {
-	char *env_a[] = {RN_S("NCCL_IB_TIMEOUT=21"), NULL};
-	char *env_b[] = {RN_S("NCCL_IB_TIMEOUT=22"), NULL};
-	char *env_bad[] = {RN_S("NCCL_IB_TIMEOUT=99"), NULL};
+	char *env_a[] = { RN_S("NCCL_IB_TIMEOUT=21"), NULL };
+	char *env_b[] = { RN_S("NCCL_IB_TIMEOUT=22"), NULL };
+	char *env_bad[] = { RN_S("NCCL_IB_TIMEOUT=99"), NULL };
 
 	assert_null(rn_config());
 	assert_int_equal(rn_config_acquire_env(env_a), 0);
@@ -469,7 +469,7 @@ static void test_acquire_release(void **state)
 
 static void *rn_churn(void *arg)
 {
-	char *env[] = {RN_S("NCCL_IB_RETRY_CNT=3"), NULL};
+	char *env[] = { RN_S("NCCL_IB_RETRY_CNT=3"), NULL };
 	int i;
 
 	for (i = 0; i < 2000; i++) {
