@@ -1,0 +1,49 @@
+# SPDX-License-Identifier: Apache-2.0
+# Integration tests of the built plugin as NCCL sees it: the loader check (also `make run`'s
+# main job, built as bin/railnet-loadcheck), dlopen(RTLD_NOW), the export and NEEDED lists,
+# and init/finalize + dlopen/dlclose cycles. Included from test/CMakeLists.txt.
+set(RN_IT_DIR ${CMAKE_CURRENT_LIST_DIR})
+set(RN_NCCL_HEADERS ${CMAKE_SOURCE_DIR}/nccl_headers)
+
+# railnet-loadcheck: sees only nccl_headers/ and libdl, exactly what NCCL sees.
+add_executable(railnet-loadcheck ${RN_IT_DIR}/rn_loadcheck.c)
+target_include_directories(railnet-loadcheck PRIVATE ${RN_NCCL_HEADERS})
+target_link_libraries(railnet-loadcheck PRIVATE ${CMAKE_DL_LIBS})
+add_dependencies(railnet-loadcheck nccl-net-railnet)
+
+# By the name NCCL uses, found through LD_LIBRARY_PATH; newest version first.
+set(RN_LOADCHECK_ENV "LD_LIBRARY_PATH=${CMAKE_BINARY_DIR}" "NCCL_DEBUG=INFO")
+add_test(NAME loadcheck COMMAND railnet-loadcheck --expect-api 12)
+add_test(NAME loadcheck_by_plugin_name COMMAND railnet-loadcheck -p railnet --expect-api 12)
+set(RN_LOADCHECK_TESTS loadcheck loadcheck_by_plugin_name)
+foreach(v 6 7 8 9 10 11)
+	add_test(NAME loadcheck_v${v} COMMAND railnet-loadcheck -V ${v} --expect-api ${v})
+	list(APPEND RN_LOADCHECK_TESTS loadcheck_v${v})
+endforeach()
+set_tests_properties(${RN_LOADCHECK_TESTS} PROPERTIES ENVIRONMENT "${RN_LOADCHECK_ENV}"
+	TIMEOUT 60 LABELS "integration;abi")
+# No libibverbs: init must fail cleanly (NCCL's fallback path), for the newest and oldest.
+add_test(NAME loadcheck_no_ibverbs COMMAND railnet-loadcheck --expect-init fail)
+add_test(NAME loadcheck_no_ibverbs_v6 COMMAND railnet-loadcheck -V 6 --expect-init fail)
+set_tests_properties(loadcheck_no_ibverbs loadcheck_no_ibverbs_v6 PROPERTIES
+	ENVIRONMENT "${RN_LOADCHECK_ENV};RAILNET_IBVERBS_LIB=/nonexistent/libibverbs.so.1"
+	TIMEOUT 60 LABELS "integration;abi")
+
+rn_add_test(NAME test_dlopen SOURCES ${RN_IT_DIR}/test_dlopen.c LIBS ${CMAKE_DL_LIBS}
+	INCLUDES ${RN_NCCL_HEADERS} LABELS integration abi)
+add_dependencies(test_dlopen nccl-net-railnet)
+rn_add_test(NAME test_cycles SOURCES ${RN_IT_DIR}/test_cycles.c LIBS ${CMAKE_DL_LIBS}
+	INCLUDES ${RN_NCCL_HEADERS} LABELS integration abi TIMEOUT 600)
+add_dependencies(test_cycles nccl-net-railnet)
+
+find_program(RN_BASH_PROG bash)
+if(RN_BASH_PROG)
+	add_test(NAME check_exports
+		COMMAND ${RN_BASH_PROG} ${RN_IT_DIR}/check_exports.sh
+			$<TARGET_FILE:nccl-net-railnet>)
+	add_test(NAME check_needed
+		COMMAND ${RN_BASH_PROG} ${RN_IT_DIR}/check_needed.sh
+			$<TARGET_FILE:nccl-net-railnet>)
+	set_tests_properties(check_exports check_needed PROPERTIES SKIP_RETURN_CODE 77
+		TIMEOUT 60 LABELS "integration;abi" ENVIRONMENT "RN_SANITIZER=${SANITIZER}")
+endif()
