@@ -16,7 +16,7 @@ LD_LIBRARY_PATH=$BUILD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} NCCL_DEBUG=${NCCL_DE
 
 fabric=$BUILD/bin/softverbs-fabric
 sv=$BUILD/softverbs/libibverbs.so.1
-spec=test/fixtures/run-2pod.spec
+spec=test/fixtures/small.spec
 if [ -x "$fabric" ] && [ -f "$sv" ] && [ -f "$spec" ]; then
 	out=$BUILD/run-fabric
 	rm -rf "$out"
