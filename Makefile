@@ -27,7 +27,7 @@ endif
 CMAKE_ARGS := -DCMAKE_C_COMPILER=$(CC) -DSANITIZER=$(SANITIZER) \
 	-DRAILNET_WERROR=$(if $(filter 1,$(WERROR)),ON,OFF)
 
-.PHONY: all configure deps test run lint docs bench clean
+.PHONY: all configure deps test run lint docs bench plot clean
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS) $(VERBOSE_FLAG)
@@ -54,6 +54,9 @@ docs: all
 
 bench: all
 	BUILD=$(BUILD) ./bench/run.sh
+
+plot:
+	./bench/railnet-bench/plot.sh $(or $(PNG),busbw.png) $(FILES)
 
 clean:
 	rm -rf build build-*

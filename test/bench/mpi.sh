@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# railnet-bench under mpirun -np 2 (Open MPI, oversubscribed, root allowed): a usage error is
+# printed once, not once per rank; a root outside the communicator is refused with exit 2;
+# --nccl without GPUs exits 77 on every rank with one reason per host.
+# Usage: mpi.sh path/to/railnet-bench
+set -u
+# Sanitizer builds: MPI, the CUDA runtime and NCCL keep allocations past exit; leak checking of
+# railnet-bench's own code is done by the unit tests (test_rb_*), so it is off for the binary.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+bin=$1
+command -v mpirun >/dev/null 2>&1 || { echo "no mpirun on this machine" >&2; exit 77; }
+mpi=(mpirun -np 2 --oversubscribe --allow-run-as-root)
+export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1
+fails=0
+
+run() { # want_rc want_text want_count args...
+	local want_rc=$1 want=$2 count=$3 rc n
+	shift 3
+	out=$(timeout 60 "${mpi[@]}" "$bin" "$@" 2>&1)
+	rc=$?
+	n=$(grep -cF -- "$want" <<<"$out")
+	if [ "$rc" != "$want_rc" ] || [ "$n" != "$count" ]; then
+		echo "FAIL: mpirun -np 2 railnet-bench $*: rc=$rc (want $want_rc), '$want' seen $n times (want $count)"
+		echo "$out" | head -20
+		fails=$((fails + 1))
+	else
+		echo "ok: mpirun -np 2 railnet-bench $* -> $rc"
+	fi
+}
+
+run 2 "railnet-bench: -b 'x' is not a size" 1 --nccl -b x
+run 2 "-r 5: root must be a rank of the communicator, 0..1 (2 processes x -g 1)" 1 \
+	--nccl --coll broadcast -r 5
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+	echo "GPU present: the no-GPU case is not checked here"
+elif "$bin" --nccl -h >/dev/null 2>&1 && ! "$bin" --nccl 2>&1 | grep -q 'not built'; then
+	run 77 "has none usable" 1 --nccl -b 8 -e 8
+fi
+[ "$fails" = 0 ]
