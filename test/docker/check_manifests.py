@@ -1,0 +1,430 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Checks docker/k8s/*.yaml against what railnet and its docs say.
+
+  check_manifests.py [--selftest] [REPO]
+
+Every YAML document parses. Then, over the parsed manifests (comments are free to mention
+anything; values are checked):
+  env        every NCCL_* / RAILNET_* variable a container sets or mpirun passes with -x is
+             documented in docs/env.md or is one of the few NCCL core variables in ALLOW;
+             the launcher passes every such variable it sets to the ranks with -x;
+  forbidden  NCCL_IB_HCA and NCCL_IB_GID_INDEX appear in no value at all;
+  privilege  hostNetwork, hostPID, hostIPC and privileged only in mpijob-hostnetwork.yaml
+             (and privileged not even there); no capability added but IPC_LOCK;
+  networks   every network a pod attaches is a NetworkAttachmentDefinition of its namespace
+             whose config is valid JSON with whereabouts IPAM; an ipvlan NAD's master is a
+             rail PF (rdmaN) that a device-plugin resource the pod requests selects; a NAD's
+             resourceName is a defined resource the pod requests once per attachment; every
+             device resource a pod requests is defined by a device-plugin config; full-node
+             jobs attach 16 rails;
+  drop-in    each MPIJob worker has the railnet-install init container (railnet image,
+             emptyDir at its target) followed by a railnet-doctor init container, and
+             NCCL_NET_PLUGIN is the plugin's path in that emptyDir;
+  kubelet    the KubeletConfiguration has topologyManagerPolicy restricted, scope pod;
+  doctor     the doctor Job runs railnet-doctor --json.
+--selftest plants one mistake of each kind in a copy of the manifests and checks that each
+is reported. Exit: 0 ok, 1 problems, 77 PyYAML missing (Debian: python3-yaml).
+"""
+
+import copy
+import glob
+import json
+import os
+import re
+import sys
+
+try:
+    import yaml
+except ImportError:
+    print("SKIP: PyYAML is not installed for %s (Debian: apt-get install python3-yaml)"
+          % sys.executable)
+    sys.exit(77)
+
+# NCCL core variables the manifests may set that docs/env.md need not list in a table.
+ALLOW = {"NCCL_NET_PLUGIN", "NCCL_NET", "NCCL_DEBUG", "NCCL_DEBUG_SUBSYS",
+         "NCCL_DEBUG_FILE", "NCCL_SOCKET_IFNAME"}
+FORBIDDEN = ("NCCL_IB_HCA", "NCCL_IB_GID_INDEX")
+HOSTNET_FILE = "mpijob-hostnetwork.yaml"
+PLUGIN_FILE = "libnccl-net-railnet.so"
+RAILNET_IMAGE_RE = re.compile(r"/railnet/railnet:[0-9][^:]*$")
+FULL_NODE_RAILS = 16
+NOT_DEVICES = {"cpu", "memory", "ephemeral-storage", "nvidia.com/gpu"}
+NAME_RE = re.compile(r"^(NCCL|RAILNET)_[A-Z0-9_]+$")
+
+
+def documented_vars(repo):
+    text = open(os.path.join(repo, "docs", "env.md"), encoding="utf-8").read()
+    return set(re.findall(r"`((?:NCCL|RAILNET)_[A-Z0-9_]+)`", text))
+
+
+def load(repo):
+    """[(file name, [docs])]; raises on a parse error."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(repo, "docker", "k8s", "*.yaml"))):
+        with open(path, encoding="utf-8") as f:
+            docs = [d for d in yaml.safe_load_all(f) if d is not None]
+        out.append((os.path.basename(path), docs))
+    return out
+
+
+def strings(node):
+    """Every string value (and key) in a parsed document."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield str(k)
+            yield from strings(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from strings(v)
+    elif isinstance(node, str):
+        yield node
+
+
+def pod_specs(doc):
+    """[(label, pod metadata, pod spec, role)] for the pod templates in a document."""
+    kind = doc.get("kind")
+    name = doc.get("metadata", {}).get("name", "?")
+    out = []
+    if kind == "MPIJob":
+        for role, rs in doc.get("spec", {}).get("mpiReplicaSpecs", {}).items():
+            t = rs.get("template", {})
+            out.append(("%s/%s" % (name, role), t.get("metadata", {}) or {}, t.get("spec", {}),
+                        role))
+    elif kind == "Job":
+        t = doc.get("spec", {}).get("template", {})
+        out.append((name, t.get("metadata", {}) or {}, t.get("spec", {}), "Job"))
+    elif kind == "Pod":
+        out.append((name, doc.get("metadata", {}), doc.get("spec", {}), "Pod"))
+    elif kind in ("DaemonSet", "Deployment", "StatefulSet"):
+        t = doc.get("spec", {}).get("template", {})
+        out.append((name, t.get("metadata", {}) or {}, t.get("spec", {}), kind))
+    return out
+
+
+def containers(spec):
+    return list(spec.get("initContainers", []) or []) + list(spec.get("containers", []) or [])
+
+
+def limits(c):
+    r = c.get("resources", {}) or {}
+    out = dict(r.get("requests", {}) or {})
+    out.update(r.get("limits", {}) or {})
+    return out
+
+
+def attached_networks(meta):
+    ann = (meta.get("annotations") or {}).get("k8s.v1.cni.cncf.io/networks")
+    if not ann:
+        return []
+    ann = ann.strip()
+    if ann.startswith("["):
+        return [n["name"] for n in json.loads(ann)]
+    return [re.sub(r"@.*$", "", x.strip()).split("/")[-1] for x in ann.split(",") if x.strip()]
+
+
+def device_plugin_resources(files):
+    """{resource name: set of pfNames it selects} from sriov device plugin ConfigMaps."""
+    res = {}
+    for _, docs in files:
+        for d in docs:
+            if d.get("kind") != "ConfigMap" or "config.json" not in (d.get("data") or {}):
+                continue
+            cfg = json.loads(d["data"]["config.json"])
+            for r in cfg.get("resourceList", []):
+                full = "%s/%s" % (r.get("resourcePrefix", "intel.com"), r["resourceName"])
+                pfs = set()
+                for p in r.get("selectors", {}).get("pfNames", []):
+                    pfs.add(p.split("#")[0])
+                res.setdefault(full, set()).update(pfs)
+    return res
+
+
+def check(files, documented):
+    problems = []
+
+    def bad(fname, msg):
+        problems.append("%s: %s" % (fname, msg))
+
+    known = documented | ALLOW
+    nads = {}
+    for fname, docs in files:
+        for d in docs:
+            if d.get("kind") == "NetworkAttachmentDefinition":
+                md = d.get("metadata", {})
+                key = (md.get("namespace", "default"), md.get("name"))
+                try:
+                    cfg = json.loads(d.get("spec", {}).get("config", ""))
+                except ValueError as e:
+                    bad(fname, "NAD %s: config is not JSON: %s" % (key[1], e))
+                    continue
+                nads[key] = (fname, md.get("annotations") or {}, cfg)
+                if cfg.get("name") != key[1]:
+                    bad(fname, "NAD %s: config name is %r" % (key[1], cfg.get("name")))
+                ipam = cfg.get("ipam", {})
+                if ipam.get("type") != "whereabouts" or "range" not in ipam:
+                    bad(fname, "NAD %s: IPAM is not a whereabouts pool with a range" % key[1])
+                if cfg.get("type") == "ipvlan" and not re.match(r"^rdma\d+$",
+                                                                 cfg.get("master", "")):
+                    bad(fname, "NAD %s: ipvlan master %r is not a rail PF rdmaN"
+                        % (key[1], cfg.get("master")))
+    dp = device_plugin_resources(files)
+    for (ns, name), (fname, ann, cfg) in nads.items():
+        rn = ann.get("k8s.v1.cni.cncf.io/resourceName")
+        if rn and rn not in dp:
+            bad(fname, "NAD %s: resourceName %s is defined by no device plugin config"
+                % (name, rn))
+
+    plugin_path = None
+    kubelet_seen = False
+    doctor_job_seen = False
+    for fname, docs in files:
+        for d in docs:
+            for s in strings(d):
+                for f in FORBIDDEN:
+                    if re.search(r"(^|[^A-Z0-9_])%s([^A-Z0-9_]|$)" % f, s):
+                        bad(fname, "%s appears in a value (%r): railnet picks rails and GIDs "
+                            "itself; a fixed value is wrong for some pods" % (f, s[:60]))
+            if d.get("kind") == "KubeletConfiguration":
+                kubelet_seen = True
+                if d.get("topologyManagerPolicy") != "restricted":
+                    bad(fname, "topologyManagerPolicy is %r, want restricted"
+                        % d.get("topologyManagerPolicy"))
+                if d.get("topologyManagerScope") != "pod":
+                    bad(fname, "topologyManagerScope is %r, want pod"
+                        % d.get("topologyManagerScope"))
+            ns = d.get("metadata", {}).get("namespace", "default")
+            for label, meta, spec, role in pod_specs(d):
+                where = "%s %s" % (d.get("kind"), label)
+                host = [k for k in ("hostNetwork", "hostPID", "hostIPC") if spec.get(k)]
+                if host and fname != HOSTNET_FILE:
+                    bad(fname, "%s uses %s: only %s may" % (where, ", ".join(host),
+                                                            HOSTNET_FILE))
+                for c in containers(spec):
+                    sc = c.get("securityContext", {}) or {}
+                    if sc.get("privileged"):
+                        bad(fname, "%s container %s is privileged: railnet never needs it"
+                            % (where, c.get("name")))
+                    added = set((sc.get("capabilities", {}) or {}).get("add", []) or [])
+                    if added - {"IPC_LOCK"}:
+                        bad(fname, "%s container %s adds capabilities %s: only IPC_LOCK"
+                            % (where, c.get("name"), sorted(added - {"IPC_LOCK"})))
+                    names = [e.get("name", "") for e in c.get("env", []) or []]
+                    cmd = [str(x) for x in (c.get("command", []) or []) +
+                           (c.get("args", []) or [])]
+                    passed = [cmd[i + 1] for i in range(len(cmd) - 1) if cmd[i] == "-x"]
+                    passed = [p.split("=")[0] for p in passed]
+                    for n in names + passed:
+                        if NAME_RE.match(n) and n not in known:
+                            bad(fname, "%s container %s: %s is neither documented in "
+                                "docs/env.md nor an NCCL core variable" % (where,
+                                                                          c.get("name"), n))
+                    if "mpirun" in cmd[:1]:
+                        for n in names:
+                            if NAME_RE.match(n) and n not in passed:
+                                bad(fname, "%s: %s is set on the launcher but not passed "
+                                    "to the ranks with mpirun -x" % (where, n))
+                    for e in c.get("env", []) or []:
+                        if e.get("name") == "NCCL_NET_PLUGIN":
+                            plugin_path = e.get("value")
+                            if not str(e.get("value", "")).endswith("/" + PLUGIN_FILE):
+                                bad(fname, "%s: NCCL_NET_PLUGIN=%r does not name %s"
+                                    % (where, e.get("value"), PLUGIN_FILE))
+                    if "railnet-doctor" in " ".join(cmd) and role == "Job":
+                        doctor_job_seen = True
+                        if "--json" not in cmd:
+                            bad(fname, "%s: the doctor Job should print --json" % where)
+
+                # Networks and device resources.
+                nets = attached_networks(meta)
+                want = {}
+                for c in containers(spec):
+                    for r, v in limits(c).items():
+                        if r in NOT_DEVICES:
+                            continue
+                        want[r] = max(want.get(r, 0), int(v))
+                for r in want:
+                    if r not in dp:
+                        bad(fname, "%s requests %s, which no device plugin config defines"
+                            % (where, r))
+                used = {}
+                for n in nets:
+                    if (ns, n) not in nads:
+                        bad(fname, "%s attaches network %s, which is no NAD of namespace %s"
+                            % (where, n, ns))
+                        continue
+                    _, ann, cfg = nads[(ns, n)]
+                    rn = ann.get("k8s.v1.cni.cncf.io/resourceName")
+                    if rn:
+                        used[rn] = used.get(rn, 0) + 1
+                    if cfg.get("type") == "ipvlan":
+                        master = cfg.get("master")
+                        if not any(master in dp.get(r, ()) for r in want):
+                            bad(fname, "%s attaches %s (ipvlan on %s) but requests no device "
+                                "resource that selects %s" % (where, n, master, master))
+                for rn, k in used.items():
+                    if want.get(rn, 0) < k:
+                        bad(fname, "%s attaches %d network(s) of resource %s but requests %d"
+                            % (where, k, rn, want.get(rn, 0)))
+                if role == "Worker" and fname != HOSTNET_FILE and len(nets) != FULL_NODE_RAILS:
+                    bad(fname, "%s attaches %d rails, want %d (full node)"
+                        % (where, len(nets), FULL_NODE_RAILS))
+
+                # The drop-in.
+                if role == "Worker":
+                    check_dropin(fname, where, spec, bad)
+    if not kubelet_seen:
+        problems.append("docker/k8s: no KubeletConfiguration (the Topology Manager settings)")
+    if not doctor_job_seen:
+        problems.append("docker/k8s: no Job running railnet-doctor")
+    if not plugin_path:
+        problems.append("docker/k8s: no container sets NCCL_NET_PLUGIN")
+    return problems
+
+
+def check_dropin(fname, where, spec, bad):
+    inits = spec.get("initContainers", []) or []
+    vols = {v["name"]: v for v in spec.get("volumes", []) or []}
+    names = [c.get("name") for c in inits]
+    if "railnet-install" not in names or "railnet-doctor" not in names:
+        bad(fname, "%s: init containers %s, want railnet-install then railnet-doctor"
+            % (where, names))
+        return
+    if names.index("railnet-install") > names.index("railnet-doctor"):
+        bad(fname, "%s: railnet-doctor runs before railnet-install" % where)
+    inst = inits[names.index("railnet-install")]
+    if not RAILNET_IMAGE_RE.search(inst.get("image", "")):
+        bad(fname, "%s: railnet-install image %r is not the railnet image"
+            % (where, inst.get("image")))
+    target = (inst.get("args") or ["/opt/railnet"])[-1]
+    mounts = {m["mountPath"]: m["name"] for m in inst.get("volumeMounts", []) or []}
+    vol = mounts.get(target)
+    if not vol or "emptyDir" not in vols.get(vol, {}):
+        bad(fname, "%s: railnet-install's target %s is not an emptyDir mount" % (where, target))
+        return
+    doctor = inits[names.index("railnet-doctor")]
+    dcmd = " ".join(str(x) for x in (doctor.get("command") or []) + (doctor.get("args") or []))
+    if "railnet-doctor" not in dcmd:
+        bad(fname, "%s: the railnet-doctor init container does not run it" % where)
+    for c in spec.get("containers", []) or []:
+        cm = {m["name"]: m["mountPath"] for m in c.get("volumeMounts", []) or []}
+        if vol not in cm:
+            bad(fname, "%s: container %s does not mount the %s emptyDir"
+                % (where, c.get("name"), vol))
+            continue
+        for e in c.get("env", []) or []:
+            if e.get("name") == "NCCL_NET_PLUGIN" and e.get("value") != "%s/%s" % (
+                    cm[vol], PLUGIN_FILE):
+                bad(fname, "%s: NCCL_NET_PLUGIN=%s but the plugin is at %s/%s"
+                    % (where, e.get("value"), cm[vol], PLUGIN_FILE))
+
+
+# ---- self-test ---------------------------------------------------------------------------
+def find(files, fname, kind, role=None):
+    for f, docs in files:
+        if f != fname:
+            continue
+        for d in docs:
+            if d.get("kind") != kind:
+                continue
+            if role:
+                return d["spec"]["mpiReplicaSpecs"][role]["template"]
+            return d
+    raise KeyError((fname, kind, role))
+
+
+def selftest(files, documented):
+    base = check(files, documented)
+    if base:
+        print("selftest: the real manifests must be clean first:\n  " + "\n  ".join(base))
+        return 1
+
+    def worker(fs):
+        return find(fs, "mpijob-ipvlan.yaml", "MPIJob", "Worker")["spec"]
+
+    def launcher(fs):
+        return find(fs, "mpijob-ipvlan.yaml", "MPIJob", "Launcher")["spec"]
+
+    cases = [
+        ("NCCL_IB_GID_INDEX set", "NCCL_IB_GID_INDEX appears",
+         lambda fs: worker(fs)["containers"][0]["env"].append(
+             {"name": "NCCL_IB_GID_INDEX", "value": "3"})),
+        ("NCCL_IB_HCA in mpirun -x", "NCCL_IB_HCA appears",
+         lambda fs: launcher(fs)["containers"][0]["command"].extend(["-x", "NCCL_IB_HCA=mlx5"])),
+        ("undocumented variable", "RAILNET_TURBO is neither documented",
+         lambda fs: worker(fs)["containers"][0]["env"].append(
+             {"name": "RAILNET_TURBO", "value": "1"})),
+        ("launcher variable not passed", "NCCL_IB_TIMEOUT is set on the launcher but not passed",
+         lambda fs: launcher(fs)["containers"][0]["env"].append(
+             {"name": "NCCL_IB_TIMEOUT", "value": "20"})),
+        ("hostNetwork outside its variant", "uses hostNetwork",
+         lambda fs: worker(fs).__setitem__("hostNetwork", True)),
+        ("privileged", "is privileged",
+         lambda fs: worker(fs)["containers"][0]["securityContext"].__setitem__(
+             "privileged", True)),
+        ("extra capability", "adds capabilities ['SYS_ADMIN']",
+         lambda fs: worker(fs)["containers"][0]["securityContext"]["capabilities"]["add"]
+         .append("SYS_ADMIN")),
+        ("unknown network", "attaches network rail-ipvlan-99",
+         lambda fs: find(fs, "mpijob-ipvlan.yaml", "MPIJob", "Worker")["metadata"][
+             "annotations"].__setitem__("k8s.v1.cni.cncf.io/networks",
+                                        "rail-ipvlan-99," + ",".join(
+                                            "rail-ipvlan-%02d" % r for r in range(1, 16)))),
+        ("SR-IOV resource not requested", "of resource nvidia.com/rail03_vf but requests 0",
+         lambda fs: [c["resources"]["limits"].pop("nvidia.com/rail03_vf", None) for c in containers(
+             find(fs, "mpijob-sriov.yaml", "MPIJob", "Worker")["spec"])]),
+        ("ipvlan without the PF resource", "requests no device resource that selects rdma0",
+         lambda fs: [c["resources"]["limits"].pop("nvidia.com/hostdev") for c in containers(
+             worker(fs)) if "nvidia.com/hostdev" in c.get("resources", {}).get("limits", {})]),
+        ("NCCL_NET_PLUGIN elsewhere", "but the plugin is at /opt/railnet/",
+         lambda fs: [e.__setitem__("value", "/usr/lib/" + PLUGIN_FILE) for e in
+                     worker(fs)["containers"][0]["env"] if e["name"] == "NCCL_NET_PLUGIN"]),
+        ("no doctor init step", "want railnet-install then railnet-doctor",
+         lambda fs: worker(fs)["initContainers"].pop()),
+        ("Topology Manager best-effort", "topologyManagerPolicy is 'best-effort'",
+         lambda fs: find(fs, "kubelet-topology.yaml", "KubeletConfiguration")
+         .__setitem__("topologyManagerPolicy", "best-effort")),
+    ]
+    failed = 0
+    for name, want, mutate in cases:
+        fs = copy.deepcopy(files)
+        mutate(fs)
+        got = check(fs, documented)
+        if any(want in p for p in got):
+            print("selftest ok: %s -> reported" % name)
+        else:
+            print("selftest FAIL: %s: no problem containing %r; got: %s" % (name, want, got))
+            failed += 1
+    print("selftest: %d passed, %d failed" % (len(cases) - failed, failed))
+    return 1 if failed else 0
+
+
+def main(argv):
+    args = [a for a in argv[1:] if a != "--selftest"]
+    repo = args[0] if args else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                             "..")
+    try:
+        files = load(repo)
+    except yaml.YAMLError as e:
+        print("FAIL: a manifest does not parse: %s" % e)
+        return 1
+    if not files:
+        print("FAIL: no manifests under %s/docker/k8s" % repo)
+        return 1
+    documented = documented_vars(repo)
+    ndocs = sum(len(d) for _, d in files)
+    print("parsed %d documents in %d files" % (ndocs, len(files)))
+    if "--selftest" in argv:
+        return selftest(files, documented)
+    problems = check(files, documented)
+    for p in problems:
+        print("FAIL: " + p)
+    if problems:
+        return 1
+    print("ok: env names, forbidden variables, privileges, networks and resources, the "
+          "drop-in, kubelet and doctor checks all pass")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
