@@ -1,0 +1,1288 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The NIC: one progress thread per device context. It accepts peers' connections, transmits
+ * posted send WRs (rate model, RNR and transport retries, Go-Back-N from a NAKed message),
+ * executes incoming requests against registered memory with hardware's checks, and generates
+ * completions in order (latency model, error completions even when unsignaled). Payload moves
+ * in one copy with process_vm_readv/writev when the peer allows it, else inside the stream.
+ * It owns every sv_conn; it never calls back into the application.
+ */
+#include "nic.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SV_OUT_HIGH (1u << 20) /* stream path: stop generating chunks above this */
+#define SV_IN_CAP (SV_CHUNK + 64 * 1024)
+#define SV_FLUSH_COPIED (512u * 1024) /* one-copy: flush ACKs after this many bytes moved */
+
+struct sv_tick {
+	uint64_t now;
+	uint64_t next; /* earliest timer */
+	bool busy;     /* more work right away */
+};
+
+static void sv_timer(struct sv_tick *t, uint64_t when)
+{
+	if (when < t->next)
+		t->next = when;
+}
+
+/* ---- connections ------------------------------------------------------------------------ */
+
+struct sv_conn *sv_conn_new(struct sv_ctx *ctx, int fd, bool requester, bool vm, pid_t pid)
+{
+	struct sv_conn *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->in = malloc(SV_IN_CAP);
+	if (!c->in) {
+		free(c);
+		return NULL;
+	}
+	c->ctx = ctx;
+	c->fd = fd;
+	c->requester = requester;
+	c->vm = vm;
+	c->peer_pid = pid;
+	c->in_cap = SV_IN_CAP;
+	c->readable = c->writable = 1;
+	return c;
+}
+
+/* ctx->lock held, the QP's lock not held. */
+void sv_conn_mark_dead(struct sv_conn *c)
+{
+	struct sv_qp *qp = c->qp;
+
+	if (c->dead)
+		return;
+	c->dead = true;
+	shutdown(c->fd, SHUT_RDWR);
+	if (qp) {
+		pthread_mutex_lock(&qp->lock);
+		if (qp->out == c) {
+			qp->out = NULL;
+			if (!qp->link_dead_ns)
+				qp->link_dead_ns = sv_now_ns();
+		}
+		if (qp->in == c)
+			qp->in = NULL;
+		pthread_mutex_unlock(&qp->lock);
+		c->qp = NULL;
+	}
+}
+
+void sv_conn_close(struct sv_conn *c)
+{
+	struct sv_ctx *ctx = c->ctx;
+	struct sv_conn **pp;
+
+	sv_conn_mark_dead(c);
+	for (pp = &ctx->conns; *pp && *pp != c; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = c->next;
+	close(c->fd);
+	free(c->in);
+	free(c->out);
+	free(c);
+}
+
+/* ctx->lock held, qp->lock not held: the QP's links go away (the peer sees EOF). */
+void sv_qp_detach_conns(struct sv_qp *qp)
+{
+	if (qp->out)
+		sv_conn_mark_dead(qp->out);
+	if (qp->in)
+		sv_conn_mark_dead(qp->in);
+}
+
+static int sv_out_reserve(struct sv_conn *c, size_t len)
+{
+	if (c->out_head && c->out_head == c->out_len)
+		c->out_head = c->out_len = 0;
+	if (c->out_len + len > c->out_cap) {
+		size_t live = c->out_len - c->out_head;
+
+		if (c->out_head && live + len <= c->out_cap) {
+			memmove(c->out, c->out + c->out_head, live);
+		} else {
+			size_t cap = c->out_cap ? c->out_cap : 64 * 1024;
+			char *n;
+
+			while (cap < live + len)
+				cap *= 2;
+			n = malloc(cap);
+			if (!n)
+				return -ENOMEM;
+			if (live)
+				memcpy(n, c->out + c->out_head, live);
+			free(c->out);
+			c->out = n;
+			c->out_cap = cap;
+		}
+		c->out_head = 0;
+		c->out_len = live;
+	}
+	return 0;
+}
+
+static void sv_conn_put_ack(struct sv_conn *c)
+{
+	struct sv_hdr h = { .type = SV_MSG_ACK };
+
+	if (!c->ack_pending)
+		return;
+	c->ack_pending = false;
+	h.msn = c->ack_msn;
+	if (sv_out_reserve(c, sizeof(h)) == 0) {
+		memcpy(c->out + c->out_len, &h, sizeof(h));
+		c->out_len += sizeof(h);
+	}
+}
+
+int sv_conn_queue(struct sv_conn *c, const struct sv_hdr *h, const void *body, size_t len)
+{
+	if (h->type != SV_MSG_ACK)
+		sv_conn_put_ack(c);
+	if (sv_out_reserve(c, sizeof(*h) + len)) {
+		c->failed = true; /* the NIC closes it; callers may hold the QP lock */
+		return -ENOMEM;
+	}
+	memcpy(c->out + c->out_len, h, sizeof(*h));
+	if (len)
+		memcpy(c->out + c->out_len + sizeof(*h), body, len);
+	c->out_len += sizeof(*h) + len;
+	return 0;
+}
+
+/* Reserves room for a message whose body the caller fills; returns the body pointer. */
+static char *sv_conn_begin(struct sv_conn *c, const struct sv_hdr *h)
+{
+	sv_conn_put_ack(c);
+	if (sv_out_reserve(c, sizeof(*h) + h->len)) {
+		c->failed = true;
+		return NULL;
+	}
+	memcpy(c->out + c->out_len, h, sizeof(*h));
+	return c->out + c->out_len + sizeof(*h);
+}
+
+static void sv_conn_commit(struct sv_conn *c, const struct sv_hdr *h)
+{
+	c->out_len += sizeof(*h) + h->len;
+}
+
+static size_t sv_conn_backlog(struct sv_conn *c)
+{
+	return c->out_len - c->out_head;
+}
+
+static void sv_conn_flush(struct sv_conn *c)
+{
+	sv_conn_put_ack(c);
+	while (!c->dead && c->out_head < c->out_len &&
+	       __atomic_exchange_n(&c->writable, 0, __ATOMIC_ACQ_REL)) {
+		while (c->out_head < c->out_len) {
+			ssize_t n = send(c->fd, c->out + c->out_head, c->out_len - c->out_head,
+					 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+			if (n < 0) {
+				if (errno == EINTR)
+					continue;
+				if (errno != EAGAIN && errno != EWOULDBLOCK)
+					sv_conn_mark_dead(c);
+				break; /* EAGAIN: an EPOLLOUT edge will set writable */
+			}
+			c->out_head += (size_t)n;
+		}
+		if (c->out_head == c->out_len)
+			__atomic_store_n(&c->writable, 1, __ATOMIC_RELEASE);
+	}
+	if (c->out_head == c->out_len) {
+		c->out_head = c->out_len = 0;
+		if (c->close_after_flush)
+			sv_conn_mark_dead(c);
+	}
+	c->copied = 0;
+}
+
+/* ---- local memory: SGE lists against the MR table (mr_lock held) ------------------------ */
+
+/* Turns SGEs into iovecs after the lkey/PD/bounds/access checks; IBV_WC_* status. */
+static int sv_sge_iov(struct sv_ctx *ctx, struct sv_pd *pd, const struct ibv_sge *sge, uint32_t n,
+		      bool local_write, struct iovec *iov, uint32_t *niov)
+{
+	uint32_t i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		struct sv_mr *mr;
+
+		if (!sge[i].length)
+			continue;
+		mr = sv_mr_lookup(ctx, sge[i].lkey);
+		if (!mr || mr->pd != pd || !sv_mr_covers(mr, sge[i].addr, sge[i].length) ||
+		    (local_write && !(mr->access & IBV_ACCESS_LOCAL_WRITE)))
+			return IBV_WC_LOC_PROT_ERR;
+		iov[k].iov_base = sv_mr_va(mr, sge[i].addr);
+		iov[k].iov_len = sge[i].length;
+		k++;
+	}
+	*niov = k;
+	return IBV_WC_SUCCESS;
+}
+
+/* Copies between a flat buffer and an iovec list starting at byte offset off. */
+static void sv_iov_copy(const struct iovec *iov, uint32_t n, uint64_t off, char *buf, uint64_t len,
+			bool to_iov)
+{
+	uint32_t i;
+
+	sv_dma_begin();
+	for (i = 0; i < n && len; i++) {
+		uint64_t l = iov[i].iov_len, take;
+
+		if (off >= l) {
+			off -= l;
+			continue;
+		}
+		take = l - off < len ? l - off : len;
+		if (to_iov)
+			memcpy((char *)iov[i].iov_base + off, buf, take);
+		else
+			memcpy(buf, (char *)iov[i].iov_base + off, take);
+		buf += take;
+		len -= take;
+		off = 0;
+	}
+	sv_dma_end();
+}
+
+/* Moves len bytes between our iovecs and the peer's; loops over partial transfers. */
+static int sv_vm_copy(pid_t pid, struct iovec *liov, uint32_t nl, struct iovec *riov, uint32_t nr,
+		      uint64_t len, bool write)
+{
+	uint64_t done = 0;
+
+	while (done < len) {
+		ssize_t n;
+
+		sv_dma_begin();
+		n = write ? process_vm_writev(pid, liov, nl, riov, nr, 0)
+			  : process_vm_readv(pid, liov, nl, riov, nr, 0);
+		sv_dma_end();
+		if (n <= 0)
+			return n < 0 ? -errno : -EFAULT;
+		done += (uint64_t)n;
+		if (done >= len)
+			break;
+		/* advance both lists by n */
+		for (uint64_t left = (uint64_t)n; left;) {
+			uint64_t t = liov->iov_len < left ? liov->iov_len : left;
+
+			liov->iov_base = (char *)liov->iov_base + t;
+			liov->iov_len -= t;
+			left -= t;
+			if (!liov->iov_len) {
+				liov++;
+				nl--;
+			}
+		}
+		for (uint64_t left = (uint64_t)n; left;) {
+			uint64_t t = riov->iov_len < left ? riov->iov_len : left;
+
+			riov->iov_base = (char *)riov->iov_base + t;
+			riov->iov_len -= t;
+			left -= t;
+			if (!riov->iov_len) {
+				riov++;
+				nr--;
+			}
+		}
+	}
+	return 0;
+}
+
+/* ---- responder ---------------------------------------------------------------------------- */
+
+static void sv_resp_nak(struct sv_conn *c, struct sv_qp *qp, uint32_t msn, enum sv_nak code)
+{
+	struct sv_hdr h = { .type = SV_MSG_NAK, .msn = msn, .aux = code };
+
+	if (code == SV_NAK_RNR)
+		h.aux2 = qp->attr.min_rnr_timer;
+	sv_conn_queue(c, &h, NULL, 0);
+}
+
+static void sv_resp_ack(struct sv_conn *c, uint32_t msn)
+{
+	c->ack_pending = true;
+	c->ack_msn = msn;
+}
+
+/* A class C error at the responder: NAK, QP to ERR, async QP_ACCESS_ERR (qp->lock held). */
+static void sv_resp_fatal(struct sv_conn *c, struct sv_qp *qp, uint32_t msn, enum sv_nak code)
+{
+	sv_resp_nak(c, qp, msn, code);
+	sv_qp_to_err(qp, IBV_WC_SUCCESS);
+	if (code == SV_NAK_REM_ACCESS)
+		sv_async_post(qp->ctx, IBV_EVENT_QP_ACCESS_ERR, (uintptr_t)&qp->qpx.qp_base);
+	else
+		sv_async_post(qp->ctx, IBV_EVENT_QP_REQ_ERR, (uintptr_t)&qp->qpx.qp_base);
+}
+
+static void sv_recv_cqe(struct sv_qp *qp, uint64_t wr_id, int status, bool write_imm, bool has_imm,
+			uint32_t imm, uint32_t byte_len)
+{
+	struct ibv_wc wc = {
+		.wr_id = wr_id,
+		.status = status,
+		.opcode = write_imm ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV,
+		.byte_len = byte_len,
+		.qp_num = qp->qpn,
+		.src_qp = qp->attr.dest_qp_num,
+		.wc_flags = has_imm ? IBV_WC_WITH_IMM : 0,
+	};
+
+	wc.imm_data = imm;
+	sv_cq_push(qp->rcq, &wc);
+}
+
+/* Remote access check: IBV_WC_SUCCESS or the NAK to send. */
+static int sv_check_remote(struct sv_qp *qp, uint32_t rkey, uint64_t raddr, uint64_t len, int need,
+			   struct sv_mr **out)
+{
+	struct sv_mr *mr;
+
+	*out = NULL;
+	if (!len)
+		return 0; /* zero-length RDMA does not check the R_Key */
+	if (!(qp->attr.qp_access_flags & need))
+		return SV_NAK_REM_ACCESS;
+	mr = sv_mr_lookup(qp->ctx, rkey);
+	if (!mr || mr->pd != qp->pd || !(mr->access & need) || !sv_mr_covers(mr, raddr, len))
+		return SV_NAK_REM_ACCESS;
+	*out = mr;
+	return 0;
+}
+
+enum { SV_CONSUMED, SV_STALL };
+
+/*
+ * One REQ message at the responder. Returns SV_STALL to leave it in the buffer (QP not yet
+ * in RTR, or a READ response still streaming).
+ */
+static int sv_resp_req(struct sv_conn *c, const struct sv_hdr *h, const char *body)
+{
+	struct sv_qp *qp = c->qp;
+	struct sv_ctx *ctx = c->ctx;
+	bool vm = h->flags & SV_F_VM;
+	bool first = vm || (h->flags & SV_F_FIRST);
+	bool last = vm || (h->flags & SV_F_LAST);
+	uint64_t len = vm ? h->total : h->len;
+	struct iovec liov[SV_MAX_SGE + 1], riov[SV_MAX_IOV];
+	uint32_t nl = 0, nr = 0, i;
+	struct sv_mr *mr;
+	int nak, st;
+
+	if (!qp)
+		return SV_CONSUMED;
+	if (c->rd_active)
+		return SV_STALL;
+	pthread_mutex_lock(&qp->lock);
+	if (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT) {
+		pthread_mutex_unlock(&qp->lock);
+		return SV_STALL;
+	}
+	if (qp->state == IBV_QPS_ERR || h->msn != qp->expect_msn)
+		goto drop;
+	if (qp->nak_drop) {
+		if (!first)
+			goto drop;
+		qp->nak_drop = false;
+	}
+	if (!first && !qp->cur_active)
+		goto drop;
+	if (vm) {
+		if (h->niov > SV_MAX_IOV || h->len != h->niov * sizeof(struct sv_iov))
+			goto drop;
+		for (i = 0; i < h->niov; i++) {
+			struct sv_iov v;
+
+			/* messages pack back to back: the body may be unaligned */
+			memcpy(&v, body + i * sizeof(v), sizeof(v));
+			riov[i].iov_base = (void *)(uintptr_t)v.addr;
+			riov[i].iov_len = v.len;
+		}
+		nr = h->niov;
+	}
+
+	switch (h->op) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM: {
+		bool imm = h->op == IBV_WR_RDMA_WRITE_WITH_IMM;
+
+		pthread_mutex_lock(&ctx->mr_lock);
+		nak = sv_check_remote(qp, h->aux2, h->raddr, h->total, IBV_ACCESS_REMOTE_WRITE,
+				      &mr);
+		if (nak) {
+			pthread_mutex_unlock(&ctx->mr_lock);
+			sv_resp_fatal(c, qp, h->msn, nak);
+			goto out;
+		}
+		if (first && imm) {
+			if (qp->rq_head == qp->rq_tail) {
+				pthread_mutex_unlock(&ctx->mr_lock);
+				sv_resp_nak(c, qp, h->msn, SV_NAK_RNR);
+				qp->nak_drop = true;
+				goto out;
+			}
+			qp->cur_rwqe = qp->rq[qp->rq_head % qp->rq_size];
+			qp->rq_head++;
+			qp->cur_has_rwqe = true;
+		}
+		qp->cur_active = !last;
+		pthread_mutex_unlock(&qp->lock);
+		/* copy without qp->lock: post_recv/post_send must not wait for it */
+		if (len && mr) {
+			char *dst = sv_mr_va(mr, h->raddr + (vm ? 0 : h->off));
+
+			if (vm) {
+				liov[0].iov_base = dst;
+				liov[0].iov_len = len;
+				st = sv_vm_copy(c->peer_pid, liov, 1, riov, nr, len, false);
+			} else {
+				sv_dma_begin();
+				memcpy(dst, body, len);
+				sv_dma_end();
+				st = 0;
+			}
+		} else {
+			st = 0;
+		}
+		pthread_mutex_unlock(&ctx->mr_lock);
+		c->copied += len;
+		pthread_mutex_lock(&qp->lock);
+		if (st) {
+			sv_resp_fatal(c, qp, h->msn, SV_NAK_REM_OP);
+			goto out;
+		}
+		if (last) {
+			if (imm && qp->cur_has_rwqe) {
+				qp->cur_has_rwqe = false;
+				sv_recv_cqe(qp, qp->cur_rwqe.wr_id, IBV_WC_SUCCESS, true, true,
+					    h->aux, (uint32_t)h->total);
+			}
+			sv_resp_ack(c, h->msn);
+			qp->expect_msn++;
+		}
+		goto out;
+	}
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM: {
+		bool imm = h->op == IBV_WR_SEND_WITH_IMM;
+		uint64_t cap = 0;
+
+		if (first) {
+			if (qp->rq_head == qp->rq_tail) {
+				sv_resp_nak(c, qp, h->msn, SV_NAK_RNR);
+				qp->nak_drop = true;
+				goto out;
+			}
+			qp->cur_rwqe = qp->rq[qp->rq_head % qp->rq_size];
+			qp->rq_head++;
+			qp->cur_has_rwqe = true;
+		}
+		if (!qp->cur_has_rwqe)
+			goto drop;
+		pthread_mutex_lock(&ctx->mr_lock);
+		st = sv_sge_iov(ctx, qp->pd, qp->cur_rwqe.sge, qp->cur_rwqe.num_sge, true, liov,
+				&nl);
+		for (i = 0; i < nl; i++)
+			cap += liov[i].iov_len;
+		if (st != IBV_WC_SUCCESS || h->total > cap) {
+			pthread_mutex_unlock(&ctx->mr_lock);
+			qp->cur_has_rwqe = false;
+			sv_recv_cqe(qp, qp->cur_rwqe.wr_id,
+				    st != IBV_WC_SUCCESS ? st : IBV_WC_LOC_LEN_ERR, false, false, 0,
+				    0);
+			sv_resp_fatal(c, qp, h->msn,
+				      st != IBV_WC_SUCCESS ? SV_NAK_REM_OP : SV_NAK_INV_REQ);
+			goto out;
+		}
+		qp->cur_active = !last;
+		pthread_mutex_unlock(&qp->lock);
+		st = 0;
+		if (len) {
+			if (vm)
+				st = sv_vm_copy(c->peer_pid, liov, nl, riov, nr, len, false);
+			else
+				sv_iov_copy(liov, nl, h->off, (char *)body, len, true);
+		}
+		pthread_mutex_unlock(&ctx->mr_lock);
+		c->copied += len;
+		pthread_mutex_lock(&qp->lock);
+		if (st) {
+			sv_resp_fatal(c, qp, h->msn, SV_NAK_REM_OP);
+			goto out;
+		}
+		if (last && qp->cur_has_rwqe) {
+			qp->cur_has_rwqe = false;
+			sv_recv_cqe(qp, qp->cur_rwqe.wr_id, IBV_WC_SUCCESS, false, imm, h->aux,
+				    (uint32_t)h->total);
+			sv_resp_ack(c, h->msn);
+			qp->expect_msn++;
+		}
+		goto out;
+	}
+	case IBV_WR_RDMA_READ:
+		pthread_mutex_lock(&ctx->mr_lock);
+		nak = sv_check_remote(qp, h->aux2, h->raddr, h->total, IBV_ACCESS_REMOTE_READ, &mr);
+		if (nak) {
+			pthread_mutex_unlock(&ctx->mr_lock);
+			sv_resp_fatal(c, qp, h->msn, nak);
+			goto out;
+		}
+		qp->expect_msn++;
+		pthread_mutex_unlock(&qp->lock);
+		if (vm) {
+			st = 0;
+			if (h->total) {
+				liov[0].iov_base = sv_mr_va(mr, h->raddr);
+				liov[0].iov_len = h->total;
+				st = sv_vm_copy(c->peer_pid, liov, 1, riov, nr, h->total, true);
+			}
+			pthread_mutex_unlock(&ctx->mr_lock);
+			c->copied += h->total;
+			pthread_mutex_lock(&qp->lock);
+			if (st)
+				sv_resp_fatal(c, qp, h->msn, SV_NAK_REM_OP);
+			else
+				sv_resp_ack(c, h->msn);
+			goto out;
+		}
+		pthread_mutex_unlock(&ctx->mr_lock);
+		/* stream path: the data follows as READ_RESP chunks, paced by the out buffer */
+		c->rd_active = true;
+		c->rd_msn = h->msn;
+		c->rd_key = h->aux2;
+		c->rd_addr = h->raddr;
+		c->rd_len = h->total;
+		c->rd_off = 0;
+		return SV_CONSUMED;
+	default:
+		sv_resp_fatal(c, qp, h->msn, SV_NAK_INV_REQ);
+		goto out;
+	}
+drop:
+out:
+	pthread_mutex_unlock(&qp->lock);
+	return SV_CONSUMED;
+}
+
+/* Stream path: emits READ_RESP chunks of the pending READ while the out buffer has room. */
+static void sv_resp_read_pump(struct sv_conn *c)
+{
+	struct sv_ctx *ctx = c->ctx;
+
+	while (c->rd_active && !c->dead && sv_conn_backlog(c) < SV_OUT_HIGH) {
+		uint64_t left = c->rd_len - c->rd_off;
+		struct sv_hdr h = { .type = SV_MSG_READ_RESP, .msn = c->rd_msn };
+		struct sv_mr *mr;
+		char *body;
+
+		h.len = (uint32_t)(left < SV_CHUNK ? left : SV_CHUNK);
+		h.off = c->rd_off;
+		h.total = c->rd_len;
+		if (c->rd_off + h.len == c->rd_len)
+			h.flags = SV_F_LAST;
+		pthread_mutex_lock(&ctx->mr_lock);
+		mr = h.len ? sv_mr_lookup(ctx, c->rd_key) : NULL;
+		if (h.len && (!mr || !sv_mr_covers(mr, c->rd_addr, c->rd_len))) {
+			/* deregistered under our feet: the requester sees a remote error */
+			pthread_mutex_unlock(&ctx->mr_lock);
+			h.type = SV_MSG_NAK;
+			h.aux = SV_NAK_REM_OP;
+			h.len = 0;
+			sv_conn_queue(c, &h, NULL, 0);
+			c->rd_active = false;
+			break;
+		}
+		body = sv_conn_begin(c, &h);
+		if (body && h.len) {
+			sv_dma_begin();
+			memcpy(body, sv_mr_va(mr, c->rd_addr + c->rd_off), h.len);
+			sv_dma_end();
+		}
+		pthread_mutex_unlock(&ctx->mr_lock);
+		if (!body)
+			break;
+		sv_conn_commit(c, &h);
+		c->rd_off += h.len;
+		if (h.flags & SV_F_LAST)
+			c->rd_active = false;
+	}
+}
+
+/* ---- requester ----------------------------------------------------------------------------- */
+
+static uint64_t sv_rnr_ns(uint32_t code)
+{
+	static const uint32_t us[32] = {
+		655360, 10,    20,    30,    40,    60,	    80,	    120,    160,    240,    320,
+		480,	640,   960,   1280,  1920,  2560,   3840,   5120,   7680,   10240,  15360,
+		20480,	30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+	};
+
+	return (uint64_t)us[code & 31] * 1000;
+}
+
+/* Transport timeout x (retry_cnt + 1); 0 = wait forever (timeout 0). */
+static uint64_t sv_retry_ns(struct sv_qp *qp)
+{
+	if (!qp->attr.timeout)
+		return 0;
+	return (4096ull << qp->attr.timeout) * (qp->attr.retry_cnt + 1u);
+}
+
+static void sv_req_ack(struct sv_qp *qp, uint32_t msn)
+{
+	if ((int32_t)(msn - qp->sq_acked) < 0 || (int32_t)(msn - qp->sq_next) >= 0)
+		return; /* stale or bogus */
+	qp->sq_acked = msn + 1;
+	qp->rnr_count = 0;
+}
+
+static void sv_req_nak(struct sv_qp *qp, const struct sv_hdr *h, uint64_t now)
+{
+	if (h->msn != qp->sq_acked || qp->sq_acked == qp->sq_next)
+		return;
+	if (h->aux == SV_NAK_RNR) {
+		qp->rnr_count++;
+		if (qp->attr.rnr_retry != 7 && qp->rnr_count > qp->attr.rnr_retry) {
+			sv_qp_to_err(qp, IBV_WC_RNR_RETRY_EXC_ERR);
+			return;
+		}
+		/* Go-Back-N: retransmit from the NAKed message once the timer expires */
+		for (uint32_t m = h->msn;; m++) {
+			/* including sq_next itself: it may be half sent (stream path chunks) */
+			qp->sq[m % qp->sq_size].off = 0;
+			qp->sq[m % qp->sq_size].sent_ns = 0;
+			if (m == qp->sq_next || m + 1 == qp->sq_tail)
+				break;
+		}
+		qp->sq_next = h->msn;
+		qp->rnr_until = now + sv_rnr_ns(h->aux2);
+		return;
+	}
+	sv_qp_to_err(qp, h->aux == SV_NAK_REM_ACCESS ? IBV_WC_REM_ACCESS_ERR
+			 : h->aux == SV_NAK_INV_REQ  ? IBV_WC_REM_INV_REQ_ERR
+						     : IBV_WC_REM_OP_ERR);
+}
+
+static void sv_req_read_resp(struct sv_qp *qp, const struct sv_hdr *h, const char *body)
+{
+	struct sv_ctx *ctx = qp->ctx;
+	struct sv_swqe *w;
+	struct iovec iov[SV_MAX_SGE + 1];
+	uint32_t n;
+	int st;
+
+	if (h->msn != qp->sq_acked || qp->sq_acked == qp->sq_next)
+		return;
+	w = &qp->sq[h->msn % qp->sq_size];
+	if (w->opcode != IBV_WR_RDMA_READ || h->off + h->len > w->len)
+		return;
+	pthread_mutex_lock(&ctx->mr_lock);
+	st = sv_sge_iov(ctx, qp->pd, w->sge, w->num_sge, true, iov, &n);
+	if (st == IBV_WC_SUCCESS)
+		sv_iov_copy(iov, n, h->off, (char *)body, h->len, true);
+	pthread_mutex_unlock(&ctx->mr_lock);
+	if (st != IBV_WC_SUCCESS) {
+		sv_qp_to_err(qp, st);
+		return;
+	}
+	if (h->flags & SV_F_LAST)
+		sv_req_ack(qp, h->msn);
+}
+
+/* ---- input --------------------------------------------------------------------------------- */
+
+static void sv_conn_read(struct sv_conn *c)
+{
+	while (!c->dead && __atomic_exchange_n(&c->readable, 0, __ATOMIC_ACQ_REL)) {
+		for (;;) {
+			ssize_t n;
+
+			if (c->in_head && c->in_len == c->in_head)
+				c->in_head = c->in_len = 0;
+			if (c->in_len == c->in_cap) {
+				if (!c->in_head) {
+					/* full of unprocessed messages: come back later */
+					__atomic_store_n(&c->readable, 1, __ATOMIC_RELEASE);
+					return;
+				}
+				memmove(c->in, c->in + c->in_head, c->in_len - c->in_head);
+				c->in_len -= c->in_head;
+				c->in_head = 0;
+			}
+			n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, MSG_DONTWAIT);
+			if (n > 0) {
+				c->in_len += (size_t)n;
+				continue;
+			}
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+				break; /* an EPOLLIN edge will set readable */
+			sv_dbg("connection %d closed by the peer", c->fd);
+			sv_conn_mark_dead(c);
+			return;
+		}
+	}
+}
+
+/* Parses and executes buffered messages; returns true if anything was consumed. */
+static bool sv_conn_process(struct sv_conn *c, struct sv_tick *t)
+{
+	bool did = false;
+
+	while (!c->dead && c->in_len - c->in_head >= sizeof(struct sv_hdr)) {
+		struct sv_hdr h;
+		const char *body;
+
+		memcpy(&h, c->in + c->in_head, sizeof(h));
+		if (h.len > SV_CHUNK + SV_MAX_IOV * sizeof(struct sv_iov) + 4096) {
+			sv_log("protocol error on connection %d (message of %u bytes); closed",
+			       c->fd, h.len);
+			sv_conn_mark_dead(c);
+			break;
+		}
+		if (c->in_len - c->in_head < sizeof(h) + h.len)
+			break;
+		body = c->in + c->in_head + sizeof(h);
+		if (!c->requester) {
+			if (!c->hello_done) {
+				if (h.type != SV_MSG_HELLO ||
+				    sv_rdv_accept_hello(c, body, h.len) != 0) {
+					c->close_after_flush = true;
+				}
+			} else if (h.type == SV_MSG_REQ) {
+				if (sv_resp_req(c, &h, body) == SV_STALL)
+					break;
+			}
+		} else if (c->qp) {
+			struct sv_qp *qp = c->qp;
+
+			pthread_mutex_lock(&qp->lock);
+			if (qp->state != IBV_QPS_ERR && qp->state != IBV_QPS_RESET) {
+				if (h.type == SV_MSG_ACK)
+					sv_req_ack(qp, h.msn);
+				else if (h.type == SV_MSG_NAK)
+					sv_req_nak(qp, &h, t->now);
+				else if (h.type == SV_MSG_READ_RESP)
+					sv_req_read_resp(qp, &h, body);
+			}
+			pthread_mutex_unlock(&qp->lock);
+		}
+		c->in_head += sizeof(h) + h.len;
+		did = true;
+		if (c->copied >= SV_FLUSH_COPIED)
+			sv_conn_flush(c);
+	}
+	return did;
+}
+
+/* ---- the send queue ----------------------------------------------------------------------- */
+
+/* Builds and queues the message(s) of WR w; returns false if it must wait for buffer room. */
+static bool sv_req_transmit(struct sv_qp *qp, struct sv_conn *c, struct sv_swqe *w, uint32_t msn)
+{
+	struct sv_ctx *ctx = qp->ctx;
+	bool inl = w->flags & IBV_SEND_INLINE;
+	struct sv_hdr h = {
+		.type = SV_MSG_REQ,
+		.op = (uint8_t)w->opcode,
+		.msn = msn,
+		.aux = w->imm,
+		.aux2 = w->rkey,
+		.raddr = w->raddr,
+		.total = w->len,
+	};
+
+	if (w->flags & IBV_SEND_SOLICITED)
+		h.flags |= SV_F_SOLICITED;
+	if (inl) {
+		h.flags |= SV_F_FIRST | SV_F_LAST;
+		h.len = (uint32_t)w->len;
+		sv_conn_queue(c, &h, w->inl, w->len);
+		return true;
+	}
+	if (c->vm || w->opcode == IBV_WR_RDMA_READ) {
+		struct iovec iov[SV_MAX_SGE + 1];
+		uint32_t n, i;
+		char *body;
+		int st;
+
+		pthread_mutex_lock(&ctx->mr_lock);
+		st = sv_sge_iov(ctx, qp->pd, w->sge, w->num_sge, w->opcode == IBV_WR_RDMA_READ, iov,
+				&n);
+		pthread_mutex_unlock(&ctx->mr_lock);
+		if (st != IBV_WC_SUCCESS) {
+			w->status = st;
+			return true;
+		}
+		if (c->vm) {
+			h.flags |= SV_F_VM;
+			h.niov = n;
+			h.len = n * (uint32_t)sizeof(struct sv_iov);
+		} else {
+			h.flags |= SV_F_FIRST | SV_F_LAST; /* stream READ: request only */
+		}
+		body = sv_conn_begin(c, &h);
+		if (!body)
+			return true;
+		for (i = 0; c->vm && i < n; i++) {
+			struct sv_iov e = { .addr = (uintptr_t)iov[i].iov_base,
+					    .len = iov[i].iov_len };
+
+			memcpy(body + i * sizeof(e), &e, sizeof(e));
+		}
+		sv_conn_commit(c, &h);
+		return true;
+	}
+	/* stream path: chunks of payload gathered from the SGEs */
+	do {
+		struct iovec iov[SV_MAX_SGE + 1];
+		uint32_t n;
+		char *body;
+		int st;
+
+		if (sv_conn_backlog(c) >= SV_OUT_HIGH)
+			return false;
+		h.flags = 0;
+		if (!w->off)
+			h.flags |= SV_F_FIRST;
+		h.off = w->off;
+		h.len = (uint32_t)(w->len - w->off < SV_CHUNK ? w->len - w->off : SV_CHUNK);
+		if (w->off + h.len == w->len)
+			h.flags |= SV_F_LAST;
+		pthread_mutex_lock(&ctx->mr_lock);
+		st = sv_sge_iov(ctx, qp->pd, w->sge, w->num_sge, false, iov, &n);
+		if (st != IBV_WC_SUCCESS) {
+			pthread_mutex_unlock(&ctx->mr_lock);
+			w->status = st;
+			return true;
+		}
+		body = sv_conn_begin(c, &h);
+		if (body)
+			sv_iov_copy(iov, n, w->off, body, h.len, false);
+		pthread_mutex_unlock(&ctx->mr_lock);
+		if (!body)
+			return true;
+		sv_conn_commit(c, &h);
+		w->off += h.len;
+	} while (w->off < w->len);
+	return true;
+}
+
+static void sv_sq_pump(struct sv_qp *qp, struct sv_tick *t)
+{
+	uint64_t now = t->now;
+	struct sv_conn *c;
+	uint64_t retry;
+
+	pthread_mutex_lock(&qp->lock);
+	if (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_ERR)
+		goto out;
+	c = qp->out;
+	retry = sv_retry_ns(qp);
+
+	/* transmit */
+	if (qp->state == IBV_QPS_RTS && now >= qp->rnr_until) {
+		while (qp->sq_next != qp->sq_tail) {
+			struct sv_swqe *w = &qp->sq[qp->sq_next % qp->sq_size];
+			uint64_t wait;
+
+			if (w->status != IBV_WC_SUCCESS)
+				break;
+			if (!c || c->dead) {
+				if (!w->sent_ns)
+					w->sent_ns = now; /* starts the transport timer */
+				break;
+			}
+			if (!w->off && !w->sent_ns) {
+				sv_rate_reserve(qp->ctx->dev, qp->attr.port_num, w->len, now,
+						&wait);
+				if (wait) {
+					sv_timer(t, now + wait);
+					break;
+				}
+			}
+			if (!sv_req_transmit(qp, c, w, qp->sq_next)) {
+				if (__atomic_load_n(&c->writable, __ATOMIC_ACQUIRE))
+					t->busy = true;
+				break;
+			}
+			if (w->status != IBV_WC_SUCCESS)
+				break;
+			w->sent_ns = now;
+			w->not_before = now +
+					2 * sv_link_latency_ns(qp->ctx->dev, qp->attr.port_num) +
+					sv_fault_cqe_delay_ns;
+			qp->sq_next++;
+		}
+	} else if (qp->rnr_until > now) {
+		sv_timer(t, qp->rnr_until);
+	}
+
+	/* complete in order */
+	while (qp->sq_done != qp->sq_acked) {
+		struct sv_swqe *w = &qp->sq[qp->sq_done % qp->sq_size];
+
+		if (w->not_before > now) {
+			sv_timer(t, w->not_before);
+			break;
+		}
+		w->acked = true;
+		if (w->signaled) {
+			struct ibv_wc wc = {
+				.wr_id = w->wr_id,
+				.status = IBV_WC_SUCCESS,
+				.opcode = w->opcode == IBV_WR_RDMA_READ ? IBV_WC_RDMA_READ
+					  : (w->opcode == IBV_WR_SEND ||
+					     w->opcode == IBV_WR_SEND_WITH_IMM)
+						  ? IBV_WC_SEND
+						  : IBV_WC_RDMA_WRITE,
+				.byte_len = (uint32_t)w->len,
+				.qp_num = qp->qpn,
+			};
+
+			sv_cq_push(qp->scq, &wc);
+			qp->sq_done++;
+			qp->sq_head = qp->sq_done;
+		} else {
+			qp->sq_done++;
+		}
+		if (sv_fault_qp_err_after && qp->sq_done >= sv_fault_qp_err_after) {
+			sv_log("SOFTVERBS_QP_ERR_AFTER=%u: QP %u to error", sv_fault_qp_err_after,
+			       qp->qpn);
+			qp->sq_acked = qp->sq_done; /* everything after the Nth is flushed */
+			sv_qp_to_err(qp, IBV_WC_SUCCESS);
+			sv_async_post(qp->ctx, IBV_EVENT_QP_FATAL, (uintptr_t)&qp->qpx.qp_base);
+			goto out;
+		}
+	}
+
+	/* a local error surfaces once everything before it completed */
+	if (qp->sq_done == qp->sq_next && qp->sq_next != qp->sq_tail &&
+	    qp->sq[qp->sq_next % qp->sq_size].status != IBV_WC_SUCCESS) {
+		sv_qp_to_err(qp, qp->sq[qp->sq_next % qp->sq_size].status);
+		goto out;
+	}
+
+	/* transport timer: no ACK (or no link) for timeout x (retry_cnt + 1) */
+	if (retry && qp->sq_acked != qp->sq_tail) {
+		struct sv_swqe *w = &qp->sq[qp->sq_acked % qp->sq_size];
+		uint64_t since = w->sent_ns;
+
+		if (since && qp->link_dead_ns > since)
+			since = qp->link_dead_ns;
+		/* since may be a little after now: another thread marked the link dead */
+		if (since && now > since && now - since >= retry) {
+			sv_dbg("QP %u: no response for %llu us: transport retries exhausted "
+			       "(acked %u next %u tail %u, link %s, backlog %zu, writable %d, "
+			       "responder expects %u%s)",
+			       qp->qpn, (unsigned long long)((now - since) / 1000), qp->sq_acked,
+			       qp->sq_next, qp->sq_tail, c ? (c->dead ? "dead" : "up") : "none",
+			       c ? sv_conn_backlog(c) : 0,
+			       c ? __atomic_load_n(&c->writable, __ATOMIC_RELAXED) : -1,
+			       qp->expect_msn, qp->nak_drop ? " after a NAK" : "");
+			sv_qp_to_err(qp, IBV_WC_RETRY_EXC_ERR);
+			goto out;
+		}
+		if (since)
+			sv_timer(t, since + retry);
+		else
+			sv_timer(t, now + 1000000);
+	}
+out:
+	pthread_mutex_unlock(&qp->lock);
+}
+
+/* ---- the thread ---------------------------------------------------------------------------- */
+
+static void sv_accept(struct sv_ctx *ctx, int lfd)
+{
+	for (;;) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLET | EPOLLRDHUP };
+		struct sv_conn *c;
+
+		if (fd < 0)
+			return;
+		c = sv_conn_new(ctx, fd, false, false, 0);
+		if (!c) {
+			close(fd);
+			continue;
+		}
+		ev.data.ptr = c;
+		if (epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+			close(fd);
+			free(c->in);
+			free(c);
+			continue;
+		}
+		c->next = ctx->conns;
+		ctx->conns = c;
+	}
+}
+
+static bool sv_any_new_work(struct sv_ctx *ctx)
+{
+	for (struct sv_qp *qp = ctx->qps; qp; qp = qp->next) {
+		bool w;
+
+		pthread_mutex_lock(&qp->lock);
+		w = qp->state == IBV_QPS_RTS && qp->sq_next != qp->sq_tail && qp->out &&
+		    qp->sq[qp->sq_next % qp->sq_size].sent_ns == 0 &&
+		    qp->sq[qp->sq_next % qp->sq_size].status == IBV_WC_SUCCESS &&
+		    qp->rnr_until <= sv_now_ns();
+		pthread_mutex_unlock(&qp->lock);
+		if (w)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * One round of NIC work (ctx->lock held): the epoll events, fault schedules, input of every
+ * connection, every send queue, output. Only the NIC thread (reap) frees dead connections, so
+ * the events it collected outside the lock stay valid while application threads run rounds.
+ */
+static void sv_conn_event(struct sv_conn *c, uint32_t events)
+{
+	if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+		__atomic_store_n(&c->readable, 1, __ATOMIC_RELEASE);
+	if (events & (EPOLLOUT | EPOLLHUP | EPOLLERR))
+		__atomic_store_n(&c->writable, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * Records what epoll reported. With ctx->lock held (stash false) connection events are
+ * applied at once; the NIC thread, which collects events before it waits for the lock, stashes
+ * them in ctx->pend instead (at most one epoll batch: its next round drains them before it
+ * waits again), so they are not lost to rounds that application threads run meanwhile, and
+ * connection memory is only touched under ctx->lock.
+ */
+static void sv_nic_events(struct sv_ctx *ctx, struct epoll_event *ev, int nev, bool stash)
+{
+	int i;
+
+	for (i = 0; i < nev; i++) {
+		void *p = ev[i].data.ptr;
+
+		if (p == &ctx->doorbell) {
+			uint64_t v;
+
+			if (read(ctx->doorbell, &v, sizeof(v)) < 0)
+				(void)0;
+		} else if (p == &ctx->lis_unix) {
+			__atomic_store_n(&ctx->acc_unix, 1, __ATOMIC_RELEASE);
+		} else if (p == &ctx->lis_tcp) {
+			__atomic_store_n(&ctx->acc_tcp, 1, __ATOMIC_RELEASE);
+		} else if (stash) {
+			pthread_mutex_lock(&ctx->ev_lock);
+			ctx->pend[ctx->npend].conn = p;
+			ctx->pend[ctx->npend].events = ev[i].events;
+			ctx->npend++;
+			pthread_mutex_unlock(&ctx->ev_lock);
+		} else {
+			sv_conn_event(p, ev[i].events);
+		}
+	}
+}
+
+/* Reads and executes the input of requester (ACKs) or responder (requests) connections. */
+static void sv_nic_input(struct sv_ctx *ctx, struct sv_tick *t, bool requesters)
+{
+	for (struct sv_conn *c = ctx->conns; c; c = c->next) {
+		bool did;
+
+		if (c->dead || c->requester != requesters)
+			continue;
+		sv_conn_read(c);
+		did = sv_conn_process(c, t);
+		if (did && __atomic_load_n(&c->readable, __ATOMIC_ACQUIRE))
+			t->busy = true;
+		if (c->rd_active) {
+			sv_resp_read_pump(c);
+			if (!c->rd_active)
+				t->busy = true; /* stalled input may go on */
+		}
+	}
+}
+
+/* Flushes responder connections (ACKs) or, with all, every connection; reaps the dead. */
+static void sv_nic_output(struct sv_ctx *ctx, struct sv_tick *t, bool all, bool reap)
+{
+	struct sv_conn *c, *cn;
+
+	for (c = ctx->conns; c; c = cn) {
+		cn = c->next;
+		if (!all && c->requester)
+			continue;
+		if (c->failed)
+			sv_conn_mark_dead(c);
+		if (!c->dead)
+			sv_conn_flush(c);
+		if (c->dead) {
+			if (reap)
+				sv_conn_close(c);
+		} else if (c->rd_active && __atomic_load_n(&c->writable, __ATOMIC_ACQUIRE)) {
+			t->busy = true;
+		}
+	}
+}
+
+static void sv_nic_round(struct sv_ctx *ctx, struct sv_tick *t, bool reap)
+{
+
+	t->now = sv_now_ns();
+	t->next = t->now + 200 * 1000000ull;
+	t->busy = false;
+	pthread_mutex_lock(&ctx->ev_lock);
+	for (int i = 0; i < ctx->npend; i++)
+		sv_conn_event(ctx->pend[i].conn, ctx->pend[i].events);
+	ctx->npend = 0;
+	pthread_mutex_unlock(&ctx->ev_lock);
+	if (__atomic_exchange_n(&ctx->acc_unix, 0, __ATOMIC_ACQ_REL))
+		sv_accept(ctx, ctx->lis_unix);
+	if (ctx->lis_tcp >= 0 && __atomic_exchange_n(&ctx->acc_tcp, 0, __ATOMIC_ACQ_REL))
+		sv_accept(ctx, ctx->lis_tcp);
+	sv_timer(t, sv_fault_tick(ctx, t->now));
+
+	/*
+	 * Order as on a wire: acknowledgements first (requester connections, then the send
+	 * queues complete), then incoming requests, whose ACKs leave before anything new this
+	 * round transmits. A reply that raced its request's ACK thus never completes first.
+	 */
+	sv_nic_input(ctx, t, true);
+	for (struct sv_qp *qp = ctx->qps; qp; qp = qp->next)
+		sv_sq_pump(qp, t);
+	sv_nic_input(ctx, t, false);
+	sv_nic_output(ctx, t, false, false);
+	for (struct sv_qp *qp = ctx->qps; qp; qp = qp->next)
+		sv_sq_pump(qp, t);
+	sv_nic_output(ctx, t, true, reap);
+}
+
+/*
+ * Application threads lend a hand: posting and polling run a round when the NIC lock is free.
+ * A busy-polling consumer then needs no thread wake-up on its side, which on a small machine
+ * costs more than the work itself.
+ */
+bool sv_nic_inline(struct sv_ctx *ctx)
+{
+	struct epoll_event ev[64];
+	struct sv_tick t;
+	int nev;
+
+	if (pthread_mutex_trylock(&ctx->lock))
+		return false;
+	nev = epoll_wait(ctx->epfd, ev, 64, 0);
+	sv_nic_events(ctx, ev, nev > 0 ? nev : 0, false);
+	sv_nic_round(ctx, &t, false);
+	pthread_mutex_unlock(&ctx->lock);
+	/* the NIC thread keeps the timers (retries, latency) if this thread stops polling */
+	if (t.busy || t.next < __atomic_load_n(&ctx->nic_wake_ns, __ATOMIC_RELAXED))
+		sv_nic_kick_if_sleeping(ctx);
+	return true;
+}
+
+static void *sv_nic_main(void *arg)
+{
+	struct sv_ctx *ctx = arg;
+	struct epoll_event ev[64];
+	int nev = 0;
+
+	while (!__atomic_load_n(&ctx->stop, __ATOMIC_ACQUIRE)) {
+		struct sv_tick t;
+
+		/* before the lock: application threads may hold it for many rounds */
+		sv_nic_events(ctx, ev, nev, true);
+		pthread_mutex_lock(&ctx->lock);
+		sv_nic_round(ctx, &t, true);
+		if (!t.busy) {
+			__atomic_store_n(&ctx->nic_wake_ns, t.next, __ATOMIC_RELAXED);
+			/* a read-modify-write: full barrier before the queues are looked at */
+			__atomic_exchange_n(&ctx->sleeping, 1, __ATOMIC_SEQ_CST);
+			if (sv_any_new_work(ctx))
+				t.busy = true;
+		}
+		pthread_mutex_unlock(&ctx->lock);
+
+		if (t.busy) {
+			__atomic_store_n(&ctx->sleeping, 0, __ATOMIC_SEQ_CST);
+			nev = epoll_wait(ctx->epfd, ev, 64, 0);
+		} else {
+			uint64_t now = sv_now_ns(), d = t.next > now ? t.next - now : 0;
+			struct timespec ts = { .tv_sec = (time_t)(d / 1000000000ull),
+					       .tv_nsec = (long)(d % 1000000000ull) };
+
+			nev = epoll_pwait2(ctx->epfd, ev, 64, &ts, NULL);
+			__atomic_store_n(&ctx->sleeping, 0, __ATOMIC_SEQ_CST);
+		}
+		if (nev < 0)
+			nev = 0;
+	}
+	return NULL;
+}
+
+int sv_nic_start(struct sv_ctx *ctx)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int err;
+
+	ev.data.ptr = &ctx->doorbell;
+	if (epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, ctx->doorbell, &ev))
+		return -errno;
+	err = pthread_create(&ctx->thread, NULL, sv_nic_main, ctx);
+	if (err)
+		return -err;
+	ctx->thread_started = true;
+	return 0;
+}
+
+void sv_nic_kick(struct sv_ctx *ctx)
+{
+	uint64_t one = 1;
+
+	if (write(ctx->doorbell, &one, sizeof(one)) < 0)
+		(void)0; /* counter saturated: the NIC is awake anyway */
+}
+
+void sv_nic_kick_if_sleeping(struct sv_ctx *ctx)
+{
+	/* a read-modify-write (full barrier) after the post, pairing with the NIC's exchange */
+	if (__atomic_fetch_add(&ctx->sleeping, 0, __ATOMIC_SEQ_CST))
+		sv_nic_kick(ctx);
+}
+
+void sv_nic_stop(struct sv_ctx *ctx)
+{
+	if (!ctx->thread_started)
+		return;
+	__atomic_store_n(&ctx->stop, 1, __ATOMIC_RELEASE);
+	sv_nic_kick(ctx);
+	pthread_join(ctx->thread, NULL);
+	ctx->thread_started = false;
+}

@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * softverbs internal interface: the objects behind the public verbs structs (device, context,
+ * PD, MR, CQ, completion channel, QP), the process-global state read from the pod view and the
+ * environment, and the prototypes shared between the library's files. Nothing here is exported;
+ * only the ibv_* entry points marked SV_EXPORT leave the .so (see libibverbs.map).
+ *
+ * Locking order: ctx->lock (the "NIC" lock, held by the progress thread while it works)
+ * -> qp->lock -> ctx->mr_lock -> cq->lock. post_send/post_recv/poll_cq never take ctx->lock.
+ */
+#ifndef SV_H
+#define SV_H
+
+#include <infiniband/verbs.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define SV_EXPORT __attribute__((visibility("default")))
+#define SV_COLD __attribute__((cold, noinline))
+
+#define SV_MAX_DEVS 64
+#define SV_MAX_PORTS 8
+#define SV_MAX_GIDS 64
+#define SV_MAX_QP_WR 16384
+#define SV_MAX_SGE 32
+#define SV_MAX_INLINE 1024
+#define SV_MAX_CQE (1 << 20)
+#define SV_MAX_RD_ATOM 16
+#define SV_MAX_MSG (1U << 31)
+
+/*
+ * Payload copies are the NIC's DMA: outside the program's memory model, ordered for the
+ * application only by completions (as on hardware). Under ThreadSanitizer they are hidden.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define SV_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SV_TSAN 1
+#endif
+#endif
+#ifdef SV_TSAN
+void AnnotateIgnoreReadsBegin(const char *file, int line);
+void AnnotateIgnoreReadsEnd(const char *file, int line);
+void AnnotateIgnoreWritesBegin(const char *file, int line);
+void AnnotateIgnoreWritesEnd(const char *file, int line);
+#define sv_dma_begin()                                         \
+	do {                                                   \
+		AnnotateIgnoreReadsBegin(__FILE__, __LINE__);  \
+		AnnotateIgnoreWritesBegin(__FILE__, __LINE__); \
+	} while (0)
+#define sv_dma_end()                                         \
+	do {                                                 \
+		AnnotateIgnoreWritesEnd(__FILE__, __LINE__); \
+		AnnotateIgnoreReadsEnd(__FILE__, __LINE__);  \
+	} while (0)
+#else
+#define sv_dma_begin() \
+	do {           \
+	} while (0)
+#define sv_dma_end() \
+	do {         \
+	} while (0)
+#endif
+
+#define sv_container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
+
+/* ---- process-global state (init.c) ---------------------------------------------------- */
+
+struct sv_gid {
+	union ibv_gid gid;
+	bool valid;    /* non-zero and its types file readable */
+	uint32_t type; /* IBV_GID_TYPE_IB / _ROCE_V1 / _ROCE_V2 */
+	uint32_t ifindex;
+};
+
+struct sv_port {
+	int state; /* enum ibv_port_state, as the view says */
+	int phys_state;
+	int link_layer;	      /* IBV_LINK_LAYER_* */
+	double gbps;	      /* from ports/N/rate */
+	uint8_t width, speed; /* IB encodings for query_port */
+	enum ibv_mtu mtu;     /* active MTU (config mtu=, default 4096) */
+	double latency_us;    /* one-way latency (config latency_us=) */
+	uint16_t lid;
+	char rail[64];
+	int ngids; /* gid_tbl_len */
+	struct sv_gid gids[SV_MAX_GIDS];
+
+	/* runtime, shared by all contexts of the process */
+	int fault_down; /* port taken down by SOFTVERBS_PORT_DOWN (atomic) */
+	pthread_mutex_t rate_lock;
+	uint64_t next_free_ns; /* token bucket as a virtual finishing time */
+};
+
+struct sv_device {
+	struct ibv_device dev; /* first, as in providers' struct verbs_device */
+	const void *ops; /* the word libmlx5 compares with its ops table: ours, never mlx5's */
+	int index;
+	__be64 node_guid;
+	__be64 sys_image_guid;
+	char fw_ver[64];
+	uint32_t vendor_part_id;
+	int nports;
+	struct sv_port port[SV_MAX_PORTS + 1]; /* 1-based */
+};
+
+struct sv_global {
+	int ndev;
+	struct sv_device *dev[SV_MAX_DEVS];
+	char view[512];
+	char rdv[512];
+	char node[64];
+	char pod[64];
+	unsigned long netns_ino;
+	uint64_t t0_ns;	   /* library init: the zero of the fault schedules */
+	bool vm;	   /* one-copy path (process_vm_readv/writev) allowed */
+	double rate_gbps;  /* >0: override every port's rate; <0: rate model off; 0: view */
+	double latency_us; /* >=0: override; <0: view */
+	bool debug;
+	char tcp_host[64]; /* SOFTVERBS_TCP: always TCP, to this address (tests) */
+	uint64_t cookie;   /* random; peers read it with process_vm_readv to test the path */
+};
+
+extern struct sv_global sv_g;
+extern volatile uint64_t sv_cookie;
+
+void sv_init(void);
+uint64_t sv_now_ns(void);
+void sv_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void sv_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* snprintf that may truncate (paths from the environment); returns what vsnprintf does */
+int sv_fmt(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* view.c: fills sv_g.dev[] from $SOFTVERBS_VIEW */
+void sv_view_load(void);
+bool sv_port_has_gid(const struct sv_device *dev, int port, const union ibv_gid *gid);
+int sv_port_state(const struct sv_device *dev, int port);
+
+/* ---- per-context objects ---------------------------------------------------------------- */
+
+struct sv_qp;
+struct sv_conn;
+struct sv_mr;
+
+struct sv_ctx {
+	struct verbs_context vctx; /* first; vctx.context is what clients hold */
+	struct sv_device *dev;
+	pthread_mutex_t lock; /* QP and connection lists; held by the NIC while working */
+	pthread_t thread;
+	bool thread_started;
+	int stop;	      /* atomic */
+	int sleeping;	      /* atomic: NIC is (about to be) in epoll_wait */
+	uint64_t nic_wake_ns; /* atomic: when the sleeping NIC wakes by itself */
+	int epfd;
+	int doorbell;  /* eventfd */
+	int async_wfd; /* write end of the async event pipe (read end: async_fd) */
+	int lis_unix, lis_tcp;
+	int acc_unix, acc_tcp; /* atomic: a listener has connections to accept */
+	/* connection events the NIC thread collected before waiting for ctx->lock */
+	pthread_mutex_t ev_lock;
+	struct {
+		void *conn;
+		uint32_t events;
+	} pend[64];
+	int npend;
+	char unix_path[108]; /* "@name" for an abstract socket */
+	int tcp_port;
+	struct sv_qp *qps;
+	struct sv_conn *conns;
+	int port_seen_down[SV_MAX_PORTS + 1]; /* NIC's view, to raise PORT_ERR/ACTIVE once */
+	bool cut_done;			      /* SOFTVERBS_CUT_LINK applied */
+
+	pthread_mutex_t mr_lock; /* MR table; held across copies into/out of MRs */
+	struct sv_mr **mrs;
+	uint32_t nmrs;
+	uint32_t key_tag;
+};
+
+static inline struct sv_ctx *sv_ctx_of(struct ibv_context *c)
+{
+	return sv_container_of(c, struct sv_ctx, vctx.context);
+}
+
+struct sv_pd {
+	struct ibv_pd pd;
+	struct sv_ctx *ctx;
+	int refs; /* MRs and QPs using it (atomic) */
+};
+
+struct sv_mr {
+	struct ibv_mr mr;
+	struct sv_pd *pd;
+	uint64_t iova;
+	int access;
+	uint32_t slot;
+};
+
+struct sv_chan {
+	struct ibv_comp_channel ch;
+	int wfd;
+};
+
+struct sv_cq {
+	union {
+		struct ibv_cq cq; /* ibv_cq_ex starts with the same fields */
+		struct ibv_cq_ex cqx;
+	};
+	struct ibv_wc cur; /* extended poll: the entry start/next_poll returned */
+	struct sv_ctx *ctx;
+	pthread_mutex_t lock;
+	struct ibv_wc *ring;
+	uint32_t size, head, tail; /* head: next to poll, tail: next to fill (free-running) */
+	bool armed, solicited_only, overrun;
+	int refs; /* QPs attached (atomic) */
+};
+
+/* A send work request as the NIC keeps it. */
+struct sv_swqe {
+	uint64_t wr_id;
+	uint32_t opcode; /* enum ibv_wr_opcode */
+	uint32_t flags;	 /* enum ibv_send_flags */
+	uint32_t imm;	 /* network order, opaque */
+	uint32_t rkey;
+	uint64_t raddr;
+	uint64_t len; /* total payload */
+	uint32_t num_sge;
+	bool signaled;
+	bool acked;
+	struct ibv_sge *sge; /* max_send_sge slots */
+	char *inl;	     /* max_inline_data bytes; used when IBV_SEND_INLINE */
+	uint64_t post_ns;
+	uint64_t sent_ns;    /* last (re)transmission */
+	uint64_t not_before; /* completion not before (latency model, delay fault) */
+	uint64_t off;	     /* stream path: bytes already sent / read bytes received */
+	int status;	     /* != SUCCESS: complete with this */
+};
+
+struct sv_rwqe {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	struct ibv_sge *sge;
+};
+
+struct sv_qp {
+	struct ibv_qp_ex qpx; /* first: &qpx.qp_base is the client's ibv_qp */
+	struct sv_ctx *ctx;
+	struct sv_pd *pd;
+	struct sv_cq *scq, *rcq;
+	struct sv_qp *next;
+	pthread_mutex_t lock; /* rings, state, attributes */
+
+	int state; /* enum ibv_qp_state */
+	bool sq_sig_all;
+	struct ibv_qp_cap cap;
+	struct ibv_qp_attr attr; /* what modify_qp accepted */
+	uint32_t qpn;
+	char rdv_entry[600];
+
+	/* send queue; free-running counters, slot = ctr % sq_size */
+	uint32_t sq_size;
+	struct sv_swqe *sq;
+	uint32_t sq_head;  /* oldest slot still occupied */
+	uint32_t sq_done;  /* next to complete */
+	uint32_t sq_acked; /* all below are acknowledged */
+	uint32_t sq_next;  /* next to transmit */
+	uint32_t sq_tail;  /* next to post (atomic for the NIC's peek) */
+	struct ibv_sge *ssge;
+	char *sinl;
+
+	/* receive queue */
+	uint32_t rq_size;
+	struct sv_rwqe *rq;
+	uint32_t rq_head, rq_tail;
+	struct ibv_sge *rsge;
+
+	/* requester side of the link */
+	struct sv_conn *out;
+	uint64_t link_dead_ns; /* 0: alive */
+	uint64_t rnr_until;
+	uint32_t rnr_count;
+	uint32_t wr_count; /* WRs posted, for SOFTVERBS_QP_ERR_AFTER */
+
+	/* responder side */
+	struct sv_conn *in;
+	uint32_t expect_msn;
+	bool nak_drop;	 /* dropping until the NAKed message starts again */
+	bool cur_active; /* stream path: a multi-chunk message in progress */
+	bool cur_has_rwqe;
+	struct sv_rwqe cur_rwqe;
+	int cur_err;
+
+	struct ibv_ece ece;
+	bool ece_set;
+
+	/* ibv_wr_* batch between wr_start and wr_complete */
+	struct ibv_send_wr *wrb;
+	struct ibv_sge *wrb_sge;
+	char *wrb_inl;
+	uint32_t wrb_n, wrb_cap;
+	int wrb_err;
+};
+
+static inline struct sv_qp *sv_qp_of(struct ibv_qp *q)
+{
+	return sv_container_of(q, struct sv_qp, qpx.qp_base);
+}
+
+/* device.c */
+int sv_async_post(struct sv_ctx *ctx, enum ibv_event_type type, uint64_t elem);
+
+/* mr.c */
+struct sv_mr *sv_mr_lookup(struct sv_ctx *ctx, uint32_t key); /* mr_lock held */
+void *sv_mr_va(struct sv_mr *mr, uint64_t addr);
+bool sv_mr_covers(struct sv_mr *mr, uint64_t addr, uint64_t len);
+
+/* cq.c */
+void sv_cq_push(struct sv_cq *cq, const struct ibv_wc *wc); /* takes cq->lock */
+int sv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+int sv_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+
+/* qp.c */
+int sv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+int sv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+void sv_qp_to_err(struct sv_qp *qp, int first_status); /* qp->lock held */
+void sv_qp_flush_locked(struct sv_qp *qp);
+void sv_qp_detach_conns(struct sv_qp *qp); /* ctx->lock held */
+
+/* progress.c: the NIC */
+int sv_nic_start(struct sv_ctx *ctx);
+void sv_nic_stop(struct sv_ctx *ctx);
+void sv_nic_kick(struct sv_ctx *ctx);
+void sv_nic_kick_if_sleeping(struct sv_ctx *ctx);
+bool sv_nic_inline(struct sv_ctx *ctx); /* a NIC round if the lock is free */
+void sv_conn_close(struct sv_conn *c);	/* ctx->lock held */
+struct sv_conn *sv_conn_new(struct sv_ctx *ctx, int fd, bool requester, bool vm, pid_t pid);
+
+/* rdv.c: QPN claims, listeners, connecting a QP to its peer */
+int sv_rdv_listen(struct sv_ctx *ctx);
+void sv_rdv_unlisten(struct sv_ctx *ctx);
+int sv_rdv_claim(struct sv_qp *qp);
+void sv_rdv_release(struct sv_qp *qp);
+void sv_rdv_connect(struct sv_qp *qp); /* at RTR; sets qp->out or link_dead */
+int sv_rdv_accept_hello(struct sv_conn *c, const void *msg, size_t len);
+
+/* fault.c */
+void sv_fault_init(void);
+int sv_fault_check(const char *verb);  /* errno to fail this call with, or 0 */
+extern int sv_fault_any;	       /* some SOFTVERBS_FAIL rule exists */
+extern uint32_t sv_fault_qp_err_after; /* 0: off */
+extern uint64_t sv_fault_cqe_delay_ns;
+struct sv_port_fault {
+	char dev[64];
+	int port;
+	uint64_t down_ns, up_ns; /* relative to sv_g.t0_ns; up 0 = never */
+};
+extern struct sv_port_fault sv_fault_ports[8];
+extern int sv_fault_nports;
+extern uint64_t sv_fault_cut_ns;			  /* 0: off */
+extern uint32_t sv_fault_cut_qpn;			  /* 0: every QP */
+uint64_t sv_fault_tick(struct sv_ctx *ctx, uint64_t now); /* ctx->lock held; next deadline */
+
+static inline int sv_fail(const char *verb)
+{
+	return __builtin_expect(sv_fault_any, 0) ? sv_fault_check(verb) : 0;
+}
+
+/* rate.c */
+uint64_t sv_rate_reserve(struct sv_device *dev, int port, uint64_t bytes, uint64_t now,
+			 uint64_t *wait_ns);
+uint64_t sv_link_latency_ns(struct sv_device *dev, int port);
+
+#endif

@@ -1,0 +1,72 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# Runs Debian's perftest tool ($2: ib_write_bw | ib_read_lat | ...), unchanged, as server and
+# client processes over softverbs (LD_LIBRARY_PATH=$1/softverbs) on a two-device pod view (or
+# two pods of a fabric, see SV_FABRIC), and checks that the client reports its bandwidth or
+# latency line. Exit 77 only when perftest is missing.
+set -u
+build=$1
+tool=$2
+shift 2
+if ! command -v "$tool" >/dev/null 2>&1; then
+	echo "SKIP: $tool not found (apt install perftest)"
+	exit 77
+fi
+dir=$(mktemp -d /tmp/sv-perftest-XXXXXX)
+srv=
+cleanup() {
+	[ -n "$srv" ] && kill "$srv" 2>/dev/null
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+# SV_FABRIC="SPEC SERVER_VIEW SERVER_DEV CLIENT_VIEW CLIENT_DEV GID_INDEX": pod views built by
+# softverbs-fabric from SPEC (views relative to its output); default: sv-mkview's two devices.
+if [ -n "${SV_FABRIC:-}" ]; then
+	# shellcheck disable=SC2086 # word splitting intended
+	set -- $SV_FABRIC -- "$@"
+	spec=$1 sview=$dir/fab/$2 sdev=$3 cview=$dir/fab/$4 cdev=$5 gid=$6
+	shift 7
+	"$build/bin/softverbs-fabric" build "$spec" "$dir/fab" || exit 1
+else
+	"$build/bin/sv-mkview" "$dir/view" 2 1 100 || exit 1
+	sview=$dir/view sdev=svdev0 cview=$dir/view cdev=svdev1 gid=1
+fi
+export LD_LIBRARY_PATH="$build/softverbs"
+port=$((20000 + $$ % 20000))
+# -u 17: transport timeout 0.5 s (x 8 retries); CI machines can be very busy
+set -- -F -u 17 -x "$gid" -p "$port" "$@"
+
+SOFTVERBS_VIEW=$sview timeout 60 "$tool" -d "$sdev" "$@" >"$dir/server.log" 2>&1 &
+srv=$!
+# wait until the server listens (its TCP port in /proc/net/tcp, state 0A), at most 10 s
+hexport=$(printf '%04X' "$port")
+for _ in $(seq 1 100); do
+	grep -q ":$hexport [0-9A-F:]* 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null && break
+	sleep 0.1
+done
+rc=1
+for _ in 1 2 3 4 5; do
+	SOFTVERBS_VIEW=$cview timeout 60 "$tool" -d "$cdev" "$@" 127.0.0.1 >"$dir/client.log" 2>&1
+	rc=$?
+	grep -q "Couldn't connect\|Unable to init the socket\|Failed to connect" \
+		"$dir/client.log" || break
+	sleep 0.3
+done
+wait "$srv"
+src=$?
+srv=
+echo "---- $tool server ($sdev, $sview) ----"
+cat "$dir/server.log"
+echo "---- $tool client ($cdev, $cview) ----"
+cat "$dir/client.log"
+if [ "$rc" -ne 0 ] || [ "$src" -ne 0 ]; then
+	echo "FAIL: client exit $rc, server exit $src"
+	exit 1
+fi
+# the result line: "#bytes #iterations ..." header followed by numbers
+if ! awk '/#bytes/ { hdr = 1; next } hdr && $1 ~ /^[0-9]+$/ && NF >= 4 { ok = 1 } END { exit !ok }' \
+	"$dir/client.log"; then
+	echo "FAIL: no result line in the client output"
+	exit 1
+fi
+echo "PASS: $(awk '/#bytes/ { hdr = 1; next } hdr && $1 ~ /^[0-9]+$/ { print; exit }' "$dir/client.log")"

@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * softverbs fault knobs and link model: SOFTVERBS_FAIL (Nth call of a verb fails),
+ * SOFTVERBS_QP_ERR_AFTER (+ QP_FATAL), SOFTVERBS_PORT_DOWN (PORT_ERR, state DOWN, QPs to
+ * error, PORT_ACTIVE), SOFTVERBS_CUT_LINK, SOFTVERBS_CQE_DELAY_US, the per-port rate model
+ * (two ports give twice the aggregate) and the latency knob. Each case sets its environment
+ * before the library initialises.
+ */
+#include "sv_test.h"
+
+#include <time.h>
+#include <unistd.h>
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void expect_async(struct ibv_context *c, enum ibv_event_type t, void *elem)
+{
+	struct ibv_async_event ev;
+
+	CHECK(ibv_get_async_event(c, &ev) == 0);
+	if (ev.event_type != t) {
+		fprintf(stderr, "async event %s, want %s\n", ibv_event_type_str(ev.event_type),
+			ibv_event_type_str(t));
+		exit(1);
+	}
+	if (elem)
+		CHECK(ev.element.qp == elem);
+	ibv_ack_async_event(&ev);
+}
+
+static struct sv_ep loop_ep(const struct sv_ep_opts *o, struct sv_ep_info *me)
+{
+	struct sv_ep ep;
+
+	sv_ep_open(&ep, o);
+	sv_ep_info(&ep, me);
+	sv_ep_connect(&ep, o, me);
+	return ep;
+}
+
+static void t_fail_nth(void)
+{
+	struct ibv_device **l;
+	struct ibv_context *c;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp *q1, *q2, *q3;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+
+	setenv("SOFTVERBS_FAIL",
+	       "ibv_alloc_pd:1:EACCES,ibv_create_qp:2:ENOMEM,ibv_modify_qp:1:ETIMEDOUT,bad", 1);
+	l = ibv_get_device_list(NULL);
+	CHECK(l);
+	c = ibv_open_device(l[0]);
+	CHECK(c);
+	errno = 0;
+	CHECK(!ibv_alloc_pd(c));
+	CHECK_EQ(errno, EACCES);
+	pd = ibv_alloc_pd(c);
+	CHECK(pd);
+	cq = ibv_create_cq(c, 16, NULL, NULL, 0);
+	CHECK(cq);
+	ia = (struct ibv_qp_init_attr){
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC, .cap = { 4, 4, 1, 1, 0 }
+	};
+	q1 = ibv_create_qp(pd, &ia);
+	CHECK(q1);
+	errno = 0;
+	q2 = ibv_create_qp(pd, &ia);
+	CHECK(!q2);
+	CHECK_EQ(errno, ENOMEM);
+	q3 = ibv_create_qp(pd, &ia);
+	CHECK(q3);
+	CHECK_EQ(
+		ibv_modify_qp(q1, &a,
+			      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
+		ETIMEDOUT);
+	CHECK_EQ(q1->state, IBV_QPS_RESET);
+	CHECK_EQ(
+		ibv_modify_qp(q1, &a,
+			      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
+		0);
+	CHECK_EQ(ibv_destroy_qp(q1), 0);
+	CHECK_EQ(ibv_destroy_qp(q3), 0);
+	CHECK_EQ(ibv_destroy_cq(cq), 0);
+	CHECK_EQ(ibv_dealloc_pd(pd), 0);
+	CHECK_EQ(ibv_close_device(c), 0);
+	ibv_free_device_list(l);
+}
+
+static void t_qp_err_after(void)
+{
+	struct sv_ep_info me;
+	struct sv_ep ep;
+	struct ibv_wc wc[8];
+	int i;
+
+	setenv("SOFTVERBS_QP_ERR_AFTER", "3", 1);
+	ep = loop_ep(NULL, &me);
+	for (i = 0; i < 5; i++)
+		sv_post_write(&ep, IBV_WR_RDMA_WRITE, (uint64_t)i, 0, 64, &me, 4096,
+			      IBV_SEND_SIGNALED, 0);
+	CHECK_EQ(sv_poll(ep.cq, wc, 5, 5000), 5);
+	for (i = 0; i < 3; i++)
+		CHECK_WC(wc[i], IBV_WC_SUCCESS);
+	CHECK_WC(wc[3], IBV_WC_WR_FLUSH_ERR);
+	CHECK_WC(wc[4], IBV_WC_WR_FLUSH_ERR);
+	expect_async(ep.ctx, IBV_EVENT_QP_FATAL, ep.qp);
+	CHECK_EQ(sv_qp_state(ep.qp), IBV_QPS_ERR);
+	sv_ep_close(&ep);
+}
+
+static void t_port_down(void)
+{
+	struct sv_ep_info me;
+	struct sv_ep ep;
+	struct ibv_port_attr pa;
+	struct ibv_wc wc;
+	struct ibv_async_event ev;
+
+	setenv("SOFTVERBS_PORT_DOWN", "svdev0:1:800:1300", 1);
+	ep = loop_ep(NULL, &me);
+	CHECK_EQ(ibv_query_port(ep.ctx, 1, &pa), 0);
+	CHECK_EQ(pa.state, IBV_PORT_ACTIVE);
+	sv_post_write(&ep, IBV_WR_RDMA_WRITE, 1, 0, 64, &me, 4096, IBV_SEND_SIGNALED, 0);
+	CHECK_EQ(sv_poll(ep.cq, &wc, 1, 5000), 1);
+	CHECK_WC(wc, IBV_WC_SUCCESS);
+	CHECK(ibv_get_async_event(ep.ctx, &ev) == 0);
+	CHECK_EQ(ev.event_type, IBV_EVENT_PORT_ERR);
+	CHECK_EQ(ev.element.port_num, 1);
+	ibv_ack_async_event(&ev);
+	CHECK_EQ(ibv_query_port(ep.ctx, 1, &pa), 0);
+	CHECK_EQ(pa.state, IBV_PORT_DOWN);
+	CHECK_EQ(ibv_query_port(ep.ctx, 2, &pa), 0);
+	CHECK_EQ(pa.state, IBV_PORT_ACTIVE);
+	CHECK_EQ(sv_qp_state(ep.qp), IBV_QPS_ERR);
+	sv_post_write(&ep, IBV_WR_RDMA_WRITE, 2, 0, 64, &me, 4096, 0, 0);
+	CHECK_EQ(sv_poll(ep.cq, &wc, 1, 5000), 1);
+	CHECK_WC(wc, IBV_WC_WR_FLUSH_ERR);
+	CHECK(ibv_get_async_event(ep.ctx, &ev) == 0);
+	CHECK_EQ(ev.event_type, IBV_EVENT_PORT_ACTIVE);
+	CHECK_EQ(ev.element.port_num, 1);
+	ibv_ack_async_event(&ev);
+	CHECK_EQ(ibv_query_port(ep.ctx, 1, &pa), 0);
+	CHECK_EQ(pa.state, IBV_PORT_ACTIVE);
+	sv_ep_close(&ep);
+}
+
+static void cut_body(int side, int fd, void *arg)
+{
+	struct sv_ep_opts o = { .timeout = 10, .retry_cnt = 2 };
+	struct sv_ep_info peer, me;
+	struct sv_ep ep;
+	struct ibv_wc wc;
+
+	if (side == 0)
+		setenv("SOFTVERBS_CUT_LINK", "1000", 1);
+	o.dev = side ? "svdev1" : "svdev0";
+	sv_ep_open(&ep, &o);
+	sv_ep_info(&ep, &me);
+	sv_xchg(fd, &me, &peer, sizeof(me));
+	sv_ep_connect(&ep, &o, &peer);
+	sv_barrier(fd);
+	sv_post_write(&ep, IBV_WR_RDMA_WRITE, 1, 0, 64, &peer, 0, IBV_SEND_SIGNALED, 0);
+	CHECK_EQ(sv_poll(ep.cq, &wc, 1, 5000), 1);
+	CHECK_WC(wc, IBV_WC_SUCCESS);
+	sv_barrier(fd);
+	usleep(1200000);
+	/* both directions are gone: each side's requester times out */
+	sv_post_write(&ep, IBV_WR_RDMA_WRITE, 2, 0, 64, &peer, 0, IBV_SEND_SIGNALED, 0);
+	CHECK_EQ(sv_poll(ep.cq, &wc, 1, 5000), 1);
+	CHECK_WC(wc, IBV_WC_RETRY_EXC_ERR);
+	sv_barrier(fd);
+	sv_ep_close(&ep);
+}
+
+static void t_cut_link(void)
+{
+	sv_run2(cut_body, NULL, 30);
+}
+
+static void t_cqe_delay(void)
+{
+	struct sv_ep_info me;
+	struct sv_ep ep;
+	struct ibv_wc wc;
+	double t0;
+
+	setenv("SOFTVERBS_CQE_DELAY_US", "80000", 1);
+	ep = loop_ep(NULL, &me);
+	t0 = now_ms();
+	sv_post_write(&ep, IBV_WR_RDMA_WRITE, 1, 0, 64, &me, 4096, IBV_SEND_SIGNALED, 0);
+	CHECK_EQ(sv_poll(ep.cq, &wc, 1, 5000), 1);
+	CHECK_WC(wc, IBV_WC_SUCCESS);
+	CHECK(now_ms() - t0 >= 80);
+	sv_ep_close(&ep);
+}
+
+static void t_latency(void)
+{
+	struct sv_ep_info me;
+	struct sv_ep ep;
+	struct ibv_wc wc;
+	double t0;
+
+	setenv("SOFTVERBS_LATENCY_US", "5000", 1);
+	ep = loop_ep(NULL, &me);
+	t0 = now_ms();
+	sv_post_write(&ep, IBV_WR_RDMA_READ, 1, 0, 64, &me, 4096, IBV_SEND_SIGNALED, 0);
+	CHECK_EQ(sv_poll(ep.cq, &wc, 1, 5000), 1);
+	CHECK_WC(wc, IBV_WC_SUCCESS);
+	CHECK(now_ms() - t0 >= 10); /* a round trip */
+	sv_ep_close(&ep);
+}
+
+/* Writes len bytes in 256 KiB pieces on each endpoint concurrently; returns elapsed ms. */
+static double blast(struct sv_ep *eps, struct sv_ep_info *me, int n, size_t len)
+{
+	size_t piece = 256 * 1024, posted[2] = { 0, 0 }, done[2] = { 0, 0 };
+	double t0 = now_ms();
+	int i;
+
+	for (;;) {
+		int busy = 0;
+
+		for (i = 0; i < n; i++) {
+			struct ibv_wc wc;
+
+			while (posted[i] < len && posted[i] - done[i] < 8 * piece) {
+				sv_post_write(&eps[i], IBV_WR_RDMA_WRITE, 1, 0, piece, &me[i],
+					      piece, IBV_SEND_SIGNALED, 0);
+				posted[i] += piece;
+			}
+			while (ibv_poll_cq(eps[i].cq, 1, &wc) == 1) {
+				CHECK_WC(wc, IBV_WC_SUCCESS);
+				done[i] += piece;
+			}
+			busy |= done[i] < len;
+		}
+		if (!busy)
+			break;
+	}
+	return now_ms() - t0;
+}
+
+static void t_rate(void)
+{
+	struct sv_ep_opts o1 = { .port = 1 }, o2 = { .port = 2 };
+	struct sv_ep eps[2];
+	struct sv_ep_info me[2];
+	double one, two;
+
+	/* the view's ports are 1 Gb/s (main) */
+	eps[0] = loop_ep(&o1, &me[0]);
+	eps[1] = loop_ep(&o2, &me[1]);
+	one = blast(eps, me, 1, 16u << 20); /* 16 MiB on one port: >= 134 ms */
+	two = blast(eps, me, 2, 8u << 20);  /* 8 MiB on each of two ports */
+	if (getenv("SV_RATE_DEBUG"))
+		printf("8 MiB on port 2 alone: %.1f ms\n", blast(eps + 1, me + 1, 1, 8u << 20));
+	printf("16 MiB on one 1 Gb/s port: %.1f ms; 8+8 MiB on two ports: %.1f ms\n", one, two);
+	CHECK(one >= 120);
+	CHECK(two < one * 0.8);
+	sv_ep_close(&eps[0]);
+	sv_ep_close(&eps[1]);
+}
+
+static void t_rate_off(void)
+{
+	struct sv_ep_opts o1 = { .port = 1 };
+	struct sv_ep eps[1];
+	struct sv_ep_info me[1];
+	double ms;
+
+	setenv("SOFTVERBS_RATE", "off", 1);
+	eps[0] = loop_ep(&o1, &me[0]);
+	ms = blast(eps, me, 1, 16u << 20);
+	printf("16 MiB with the rate model off: %.1f ms\n", ms);
+	CHECK(ms < 120);
+	sv_ep_close(&eps[0]);
+}
+
+static const struct sv_case cases[] = {
+	{ "fail_nth", t_fail_nth },
+	{ "qp_err_after", t_qp_err_after },
+	{ "port_down", t_port_down },
+	{ "cut_link", t_cut_link },
+	{ "cqe_delay", t_cqe_delay },
+	{ "latency", t_latency },
+	{ "rate", t_rate },
+	{ "rate_off", t_rate_off },
+	{ NULL, NULL },
+};
+
+int main(int argc, char **argv)
+{
+	sv_test_view(2, 2, 1, NULL);
+	return sv_test_main(argc, argv, cases);
+}
