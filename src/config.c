@@ -196,9 +196,6 @@ static const char *const rn_family_words[] = {
 	[RN_AF_INET] = "AF_INET", [RN_AF_INET6] = "AF_INET6", NULL
 };
 
-#define RN_PENDING_DISCOVERY "device discovery"
-#define RN_PENDING_GID "GID selection"
-#define RN_PENDING_VDEV "virtual-device merging"
 #define RN_PENDING_HANDSHAKE "the connection handshake"
 #define RN_PENDING_DATA "the data path"
 #define RN_PENDING_STATS "the statistics module"
@@ -223,9 +220,10 @@ const struct rn_config_var rn_config_table[] = {
 		.syntax = "directory",
 		.check = rn_check_nonempty,
 		.help = "Directory read in place of `/sys` for RDMA device information "
-			"(`class/infiniband/<dev>/...` below it; today the PCI path of each "
-			"device). A test seam for the pod views softverbs-fabric writes; leave it "
-			"unset in production.",
+			"(`class/infiniband/<dev>/...` below it: PCI path and NUMA node, GID "
+			"types and netdevs, and `module/ib_core/parameters/netns_mode`). A test "
+			"seam for the pod views softverbs-fabric writes; leave it unset in "
+			"production.",
 		.offset = RN_MEMBER(sysfs_root, char *),
 	},
 	{
@@ -234,12 +232,15 @@ const struct rn_config_var rn_config_table[] = {
 		.def = "auto",
 		.words = rn_merge_words,
 		.icase = true,
-		.help = "How the ports (PCI functions) of one NIC are offered to NCCL. `auto`: "
-			"railnet merges them into one virtual device itself only for NCCL < 2.24 "
-			"(API v6-v8), and leaves merging to NCCL's makeVDevice on newer NCCL; "
-			"`ports`: railnet merges them for every NCCL; `none`: one device per "
-			"port. Merging never crosses PCIe roots.",
-		.pending = RN_PENDING_VDEV,
+		.help = "How the ports (PCI functions) of one NIC are offered to NCCL. railnet's "
+			"own merging groups the usable ports of one PCI device: the ports of one "
+			"function and the functions whose PCI paths differ only in the function "
+			"digit (the two PFs of a dual-port NIC), same link layer, same PCIe root, "
+			"at most 8; VFs and separate NICs are never merged. `auto`: railnet "
+			"merges that way only for NCCL < 2.24 (API v6-v8, no makeVDevice) and "
+			"offers one device per port to newer NCCL, whose makeVDevice requests it "
+			"validates; `ports`: railnet merges for every NCCL; `none`: one device "
+			"per port, and makeVDevice requests are refused.",
 		.offset = RN_MEMBER(merge, int),
 	},
 	{
@@ -307,7 +308,6 @@ const struct rn_config_var rn_config_table[] = {
 			"exact names after a leading `=`, excluded after a leading `^` (example: "
 			"`^=mlx5_0:1,mlx5_1`). Empty: every device the process can open. Only the "
 			"structure is checked at parse time; matching is done by discovery.",
-		.pending = RN_PENDING_DISCOVERY,
 		.offset = RN_MEMBER(ib_hca, char *),
 	},
 	{
@@ -320,7 +320,6 @@ const struct rn_config_var rn_config_table[] = {
 			"whose address is configured in this pod's network namespace. An explicit "
 			"index is verified: a zero or foreign GID there is an error naming the "
 			"index that would work.",
-		.pending = RN_PENDING_GID,
 		.offset = RN_MEMBER(ib_gid_index, int),
 	},
 	{
@@ -330,7 +329,6 @@ const struct rn_config_var rn_config_table[] = {
 		.words = rn_family_words,
 		.help = "Address family of the RoCE GID to choose: `AF_INET` (IPv4-mapped) or "
 			"`AF_INET6`. Exact case, as NCCL compares it.",
-		.pending = RN_PENDING_GID,
 		.offset = RN_MEMBER(ib_addr_family, int),
 	},
 	{
@@ -342,7 +340,6 @@ const struct rn_config_var rn_config_table[] = {
 		.check = rn_check_cidr,
 		.help = "Choose only RoCE GIDs whose address lies in this range. Empty: any "
 			"address. NCCL ignores an invalid range; railnet refuses it.",
-		.pending = RN_PENDING_GID,
 		.offset = RN_MEMBER(ib_addr_range, char *),
 	},
 	{
@@ -352,7 +349,6 @@ const struct rn_config_var rn_config_table[] = {
 		.min = 1,
 		.max = 2,
 		.help = "RoCE version of the GID to choose (as read from `gid_attrs/types`).",
-		.pending = RN_PENDING_GID,
 		.offset = RN_MEMBER(ib_roce_version, int),
 	},
 	{

@@ -4,8 +4,9 @@
  * per-communicator contexts and their reference count, what the first init acquires and the
  * last finalize releases, the device table, and the validation of every argument NCCL hands
  * the data path. It knows nothing of NCCL's types or versions (plugin.c adapts those) and must
- * not call ibv_* directly (it goes through rn_verbs()). Until discovery, connections and the
- * data path land, devices are only counted and every data-path call ends in an error.
+ * not call ibv_* directly (it goes through rn_verbs()). Discovery (device.c) and the merge
+ * rules (vdev.c) give the devices; until connections and the data path land, every
+ * data-path call ends in an error that says so.
  */
 #include <endian.h>
 #include <errno.h>
@@ -18,11 +19,11 @@
 #include <string.h>
 
 #include "railnet/config.h"
+#include "railnet/device.h"
 #include "railnet/log.h"
 #include "railnet/net.h"
+#include "railnet/vdev.h"
 #include "railnet/verbs.h"
-
-#define RN_NET_WHY_MAX 512 /* bytes of the "why these devices were dropped" summary */
 
 struct rn_net_ctx {
 	struct rn_net_ctx *next; /* rn_net.ctxs, under rn_net.lock */
@@ -30,29 +31,34 @@ struct rn_net_ctx {
 	int traffic_class; /* RN_TRAFFIC_CLASS_UNDEF or 0..255 */
 };
 
-/* A device init could open with an ACTIVE port. Real discovery replaces this table. */
-struct rn_dev {
-	char name[IBV_SYSFS_NAME_MAX];
-	char *pci_path; /* malloc'd by realpath, or NULL */
-	uint64_t guid;
-	int port;
-	int speed; /* Mbps */
-	int max_qp;
-};
-
 /*
  * Everything the first init acquires. `lock` serialises init/finalize against each other and
- * against every reader of the device table; refs counts live contexts.
+ * against every reader of the device tables; refs counts live contexts.
+ *
+ * nics[] holds every device railnet offers: the base devices of each numbering, then the
+ * virtual devices makeVDevice adds. view[RN_NET_VIEW_VDEV] lists, by NCCL index, the devices
+ * NCCL v9+ sees (base devices first, virtual ones after: the order NCCL requires), and
+ * view[RN_NET_VIEW_SELF] those v6-v8 see (no makeVDevice: railnet merged them itself).
  */
+struct rn_view {
+	int *nic; /* NCCL index -> nics[] index */
+	int n;
+	int nbase; /* devices() before any makeVDevice */
+};
+
 static struct {
 	pthread_mutex_t lock;
 	unsigned int refs;
 	struct rn_net_ctx *ctxs;
-	struct rn_dev *devs;
-	int ndevs;
+	struct rn_discovery *disc;
+	struct rn_nic *nics;
+	int nnics, cap;
+	struct rn_view view[RN_NET_VIEW_COUNT];
 } rn_net = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 };
+
+#define RN_NET_MAX_NICS 1024 /* base devices plus virtual ones */
 
 /* ---- small helpers ---------------------------------------------------------------------- */
 
@@ -65,8 +71,9 @@ static int rn_null_arg(const char *fn, const char *arg)
 /* A handle that railnet did not give out (none exist yet: connections are not implemented). */
 static int rn_unknown(const char *fn, const char *what, const void *p)
 {
-	RN_WARN("%s: %s %p is not one railnet created (connections are not implemented yet)", fn,
-		what, p);
+	RN_WARN("%s: %s %p is not one railnet created (railnet's data path is not built yet, so "
+		"it created none)",
+		fn, what, p);
 	return -EBADF;
 }
 
@@ -80,8 +87,14 @@ static bool rn_ctx_live(const struct rn_net_ctx *ctx)
 	return false;
 }
 
+static bool rn_view_valid(enum rn_net_view view)
+{
+	return view == RN_NET_VIEW_VDEV || view == RN_NET_VIEW_SELF;
+}
+
 /* Under rn_net.lock: ctx is a live context and dev a valid index. */
-static int rn_check_ctx_dev(const char *fn, const struct rn_net_ctx *ctx, int dev)
+static int rn_check_ctx_dev(const char *fn, const struct rn_net_ctx *ctx, enum rn_net_view view,
+			    int dev)
 {
 	if (!ctx) {
 		RN_WARN("%s: ctx is NULL (init not called, or it failed)", fn);
@@ -92,8 +105,9 @@ static int rn_check_ctx_dev(const char *fn, const struct rn_net_ctx *ctx, int de
 			fn, (const void *)ctx);
 		return -EBADF;
 	}
-	if (dev < 0 || dev >= rn_net.ndevs) {
-		RN_WARN("%s: dev %d out of range: railnet has %d device(s)", fn, dev, rn_net.ndevs);
+	if (dev < 0 || dev >= rn_net.view[view].n) {
+		RN_WARN("%s: dev %d out of range: railnet has %d device(s)", fn, dev,
+			rn_net.view[view].n);
 		return -EINVAL;
 	}
 	return 0;
@@ -104,192 +118,183 @@ static bool rn_traffic_class_valid(int tc)
 	return tc == RN_TRAFFIC_CLASS_UNDEF || (tc >= 0 && tc <= 255);
 }
 
-/* Append "; text" (or "text" first) to a bounded summary; truncation is acceptable. */
-static void rn_why_append(char *why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void rn_why_append(char *why, const char *fmt, ...)
+/* ---- the device tables ------------------------------------------------------------------- */
+
+/* Append a device made of ports idx[0..n); returns its nics[] index or -ENOMEM. */
+static int rn_nic_add(const int *idx, int n)
 {
-	size_t used = strlen(why);
-	va_list ap;
-
-	if (used && used + 2 < RN_NET_WHY_MAX) {
-		memcpy(why + used, "; ", 3);
-		used += 2;
-	}
-	if (used >= RN_NET_WHY_MAX - 1)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why + used, RN_NET_WHY_MAX - used, fmt, ap);
-	va_end(ap);
-}
-
-/* ---- device counting (until discovery lands) -------------------------------------------- */
-
-/* Per-lane Mb/s of ibv_port_attr.active_speed, and lanes of active_width. 0: unknown. */
-static int rn_lane_mbps(uint8_t active_speed)
-{
-	switch (active_speed) {
-	case 1:
-		return 2500; /* SDR */
-	case 2:
-		return 5000; /* DDR */
-	case 4:
-	case 8:
-		return 10000; /* QDR, FDR10 */
-	case 16:
-		return 14000; /* FDR */
-	case 32:
-		return 25000; /* EDR */
-	case 64:
-		return 50000; /* HDR */
-	case 128:
-		return 100000; /* NDR */
-	default:
-		return 0;
-	}
-}
-
-static int rn_lanes(uint8_t active_width)
-{
-	switch (active_width) {
-	case 1:
-		return 1;
-	case 2:
-		return 4;
-	case 4:
-		return 8;
-	case 8:
-		return 12;
-	case 16:
-		return 2;
-	default:
-		return 0;
-	}
-}
-
-static int rn_port_mbps(const struct rn_verbs_ops *ops, struct ibv_context *vctx, uint8_t port,
-			const struct ibv_port_attr *pa)
-{
-	uint64_t mbps;
-
-	if (ops->query_port_speed(vctx, port, &mbps) == 0 && mbps > 0 && mbps <= INT_MAX)
-		return (int)mbps;
-	return rn_lane_mbps(pa->active_speed) * rn_lanes(pa->active_width);
-}
-
-static char *rn_pci_path(const char *sysfs_root, const char *name)
-{
-	char path[PATH_MAX];
-	int n;
-
-	n = snprintf(path, sizeof(path), "%s/class/infiniband/%s/device", sysfs_root, name);
-	if (n < 0 || (size_t)n >= sizeof(path))
-		return NULL;
-	return realpath(path, NULL);
-}
-
-/*
- * Open one device and keep it if a port is ACTIVE. Returns 1 kept (dev filled), 0 dropped
- * (reason appended to why). The device is closed again either way.
- */
-static int rn_probe_device(const struct rn_verbs_ops *ops, const struct rn_config *cfg,
-			   struct ibv_device *ibdev, struct rn_dev *dev, char *why)
-{
-	const char *name = ops->get_device_name(ibdev);
-	struct ibv_device_attr attr;
-	struct ibv_port_attr pa;
-	struct ibv_context *vctx;
-	int kept = 0;
+	const struct rn_discovery *d = rn_net.disc;
 	int rc;
 
-	if (!name)
-		name = "?";
-	rc = ops->open_device(ibdev, &vctx);
-	if (rc) {
-		rn_why_append(why, "%s: cannot open (%s)", name, strerror(-rc));
-		return 0;
+	if (rn_net.nnics == rn_net.cap) {
+		int ncap = rn_net.cap ? rn_net.cap * 2 : 16;
+		struct rn_nic *nn = realloc(rn_net.nics, (size_t)ncap * sizeof(*nn));
+
+		if (!nn)
+			return -ENOMEM;
+		rn_net.nics = nn;
+		rn_net.cap = ncap;
 	}
-	rc = ops->query_device(vctx, &attr);
-	if (rc) {
-		rn_why_append(why, "%s: query_device failed (%s)", name, strerror(-rc));
-		goto out_close;
-	}
-	for (unsigned int p = 1; p <= attr.phys_port_cnt; p++) {
-		rc = ops->query_port(vctx, (uint8_t)p, &pa);
-		if (rc || pa.state != IBV_PORT_ACTIVE)
-			continue;
-		memset(dev, 0, sizeof(*dev));
-		snprintf(dev->name, sizeof(dev->name), "%s", name);
-		dev->pci_path = rn_pci_path(cfg->sysfs_root, name);
-		dev->guid = be64toh(attr.sys_image_guid);
-		dev->port = (int)p;
-		dev->speed = rn_port_mbps(ops, vctx, (uint8_t)p, &pa);
-		dev->max_qp = attr.max_qp;
-		kept = 1;
-		break;
-	}
-	if (!kept)
-		rn_why_append(why, "%s: no ACTIVE port among %u", name,
-			      (unsigned int)attr.phys_port_cnt);
-out_close:
-	ops->close_device(vctx);
-	return kept;
+	rc = rn_nic_init(&rn_net.nics[rn_net.nnics], d->ports, d->nports, idx, n);
+	if (rc)
+		return rc;
+	return rn_net.nnics++;
 }
 
-/*
- * Count the devices this process can open with an ACTIVE port, into rn_net.devs/ndevs.
- * Zero devices is not an error: one INFO line says why. Returns 0 or -ENOMEM.
- */
-static int rn_count_devices(const struct rn_config *cfg)
+static int rn_view_push(struct rn_view *v, int nic)
 {
-	const struct rn_verbs_ops *ops = rn_verbs();
-	struct ibv_device **list = NULL;
-	char why[RN_NET_WHY_MAX] = "";
-	int num = 0, kept = 0;
+	int *nl = realloc(v->nic, (size_t)(v->n + 1) * sizeof(*nl));
+
+	if (!nl)
+		return -ENOMEM;
+	v->nic = nl;
+	v->nic[v->n++] = nic;
+	return 0;
+}
+
+/* Base devices of one numbering: one per port, or railnet's merged groups. */
+static int rn_view_build(struct rn_view *v, bool merged, const int *group, int ngroups,
+			 int *port_nic)
+{
+	const struct rn_discovery *d = rn_net.disc;
 	int rc;
 
-	rc = ops->get_device_list(&list, &num);
-	if (rc) {
-		RN_INFO(RN_SUB_INIT | RN_SUB_NET, "no RDMA device: %s cannot list devices (%s)",
-			ops->libpath, strerror(-rc));
-		return 0;
+	if (!merged) {
+		for (int i = 0; i < d->nports; i++) {
+			if (port_nic[i] < 0) {
+				rc = rn_nic_add(&i, 1);
+				if (rc < 0)
+					return rc;
+				port_nic[i] = rc;
+			}
+			rc = rn_view_push(v, port_nic[i]);
+			if (rc)
+				return rc;
+		}
+	} else {
+		for (int g = 0; g < ngroups; g++) {
+			int idx[RN_MAX_VDEV_CHILDREN], n = 0;
+
+			for (int i = 0; i < d->nports && n < RN_MAX_VDEV_CHILDREN; i++)
+				if (group[i] == g)
+					idx[n++] = i;
+			if (n == 1 && port_nic[idx[0]] >= 0) {
+				rc = port_nic[idx[0]];
+			} else {
+				rc = rn_nic_add(idx, n);
+				if (rc < 0)
+					return rc;
+				if (n == 1)
+					port_nic[idx[0]] = rc;
+			}
+			rc = rn_view_push(v, rc);
+			if (rc)
+				return rc;
+		}
 	}
-	if (num <= 0) {
-		RN_INFO(RN_SUB_INIT | RN_SUB_NET,
-			"no RDMA device found by %s: railnet reports 0 devices, NCCL will use "
-			"another transport",
-			ops->libpath);
-		goto out_free;
+	for (int i = 0; i < v->n; i++) {
+		struct rn_nic *nic = &rn_net.nics[v->nic[i]];
+
+		nic->vprops.ndevs = 1;
+		nic->vprops.devs[0] = i;
 	}
-	rn_net.devs = calloc((size_t)num, sizeof(*rn_net.devs));
-	if (!rn_net.devs) {
-		RN_WARN("init: out of memory for %d device entries", num);
-		rc = -ENOMEM;
-		goto out_free;
-	}
-	for (int i = 0; i < num; i++)
-		kept += rn_probe_device(ops, cfg, list[i], &rn_net.devs[kept], why);
-	rn_net.ndevs = kept;
-	if (!kept)
-		RN_INFO(RN_SUB_INIT | RN_SUB_NET,
-			"%d RDMA device(s) found by %s, none usable: %s; railnet reports 0 devices",
-			num, ops->libpath, why);
-	else
-		RN_INFO(RN_SUB_INIT | RN_SUB_NET,
-			"%d of %d RDMA device(s) usable via %s%s%s (device count only: connections "
-			"are not implemented yet)",
-			kept, num, ops->libpath, why[0] ? "; dropped " : "", why);
-out_free:
-	ops->free_device_list(list);
-	return rc;
+	v->nbase = v->n;
+	return 0;
 }
 
 static void rn_free_devices(void)
 {
-	for (int i = 0; i < rn_net.ndevs; i++)
-		free(rn_net.devs[i].pci_path);
-	free(rn_net.devs);
-	rn_net.devs = NULL;
-	rn_net.ndevs = 0;
+	for (int i = 0; i < rn_net.nnics; i++)
+		rn_nic_fini(&rn_net.nics[i]);
+	free(rn_net.nics);
+	rn_net.nics = NULL;
+	rn_net.nnics = rn_net.cap = 0;
+	for (int v = 0; v < RN_NET_VIEW_COUNT; v++) {
+		free(rn_net.view[v].nic);
+		memset(&rn_net.view[v], 0, sizeof(rn_net.view[v]));
+	}
+	rn_discovery_destroy(rn_net.disc);
+	rn_net.disc = NULL;
+}
+
+/* One INFO line when nothing is usable, saying why and what would fix it. */
+static void rn_log_no_device(const struct rn_config *cfg, const struct rn_discovery *d)
+{
+	const struct rn_verbs_ops *ops = rn_verbs();
+
+	if (d->nlisted == 0 && d->netns_mode == 'N')
+		RN_INFO(RN_SUB_INIT | RN_SUB_NET,
+			"no RDMA device visible: ib_core is in exclusive network-namespace mode "
+			"(netns_mode=0), so a pod sees only devices moved into its namespace; fix: "
+			"`rdma system set netns shared` on the node, or give the pod an SR-IOV VF; "
+			"railnet reports 0 devices, NCCL will use another transport");
+	else if (d->nlisted == 0)
+		RN_INFO(RN_SUB_INIT | RN_SUB_NET,
+			"no RDMA device found by %s: railnet reports 0 devices, NCCL will use "
+			"another transport",
+			ops->libpath);
+	else
+		RN_INFO(RN_SUB_INIT | RN_SUB_NET,
+			"%d RDMA device(s) found by %s, no usable port (reasons above; "
+			"`railnet-doctor` explains them); railnet reports 0 devices",
+			d->nlisted, ops->libpath);
+	(void)cfg;
+}
+
+/* Discover and build both numberings. Returns 0, -RN_ECONFIG or -ENOMEM. */
+static int rn_build_devices(const struct rn_config *cfg)
+{
+	struct rn_discovery *d;
+	int *group = NULL, *port_nic = NULL;
+	bool merge_vdev, merge_self;
+	int ngroups = 0, rc;
+
+	rc = rn_discover(cfg, NULL, 0, &d);
+	if (rc)
+		return rc == -EINVAL ? -RN_ECONFIG : rc;
+	rn_net.disc = d;
+	if (d->nports == 0) {
+		rn_log_no_device(cfg, d);
+		return 0;
+	}
+	group = calloc((size_t)d->nports, sizeof(*group));
+	port_nic = malloc((size_t)d->nports * sizeof(*port_nic));
+	if (!group || !port_nic) {
+		rc = -ENOMEM;
+		goto out_free;
+	}
+	for (int i = 0; i < d->nports; i++)
+		port_nic[i] = -1;
+	ngroups = rn_vdev_groups(d->ports, d->nports, group);
+	merge_vdev = cfg->merge == RN_MERGE_PORTS;
+	merge_self = cfg->merge != RN_MERGE_NONE;
+	rc = rn_view_build(&rn_net.view[RN_NET_VIEW_VDEV], merge_vdev, group, ngroups, port_nic);
+	if (!rc)
+		rc = rn_view_build(&rn_net.view[RN_NET_VIEW_SELF], merge_self, group, ngroups,
+				   port_nic);
+	if (rc)
+		goto out_free;
+	RN_INFO(RN_SUB_INIT | RN_SUB_NET,
+		"%d usable port(s) of %d RDMA device(s) via %s; %d device(s) for NCCL >= 2.24 "
+		"(makeVDevice merges), %d for older NCCL (RAILNET_MERGE=%s)",
+		d->nports, d->nlisted, rn_verbs()->libpath, rn_net.view[RN_NET_VIEW_VDEV].n,
+		rn_net.view[RN_NET_VIEW_SELF].n,
+		cfg->merge == RN_MERGE_AUTO ? "auto"
+		: merge_vdev		    ? "ports"
+					    : "none");
+	for (int i = 0; i < rn_net.view[RN_NET_VIEW_SELF].n; i++) {
+		const struct rn_nic *nic = &rn_net.nics[rn_net.view[RN_NET_VIEW_SELF].nic[i]];
+
+		if (nic->nports > 1)
+			RN_INFO(RN_SUB_INIT | RN_SUB_NET,
+				"%s: %d ports of one PCI device offered as one device, %d Mbps%s",
+				nic->name, nic->nports, nic->speed,
+				merge_vdev ? "" : " (NCCL < 2.24 only)");
+	}
+out_free:
+	free(group);
+	free(port_nic);
+	return rc;
 }
 
 /* ---- init / finalize -------------------------------------------------------------------- */
@@ -313,12 +318,13 @@ static int rn_net_start(void)
 	rc = rn_verbs_load(cfg->ibverbs_lib);
 	if (rc)
 		goto err_release_config;
-	rc = rn_count_devices(cfg);
+	rc = rn_build_devices(cfg);
 	if (rc)
-		goto err_unload_verbs;
+		goto err_free_devices;
 	return 0;
 
-err_unload_verbs:
+err_free_devices:
+	rn_free_devices();
 	rn_verbs_unload();
 err_release_config:
 	rn_config_release();
@@ -408,70 +414,138 @@ int rn_net_finalize(struct rn_net_ctx *ctx)
 
 /* ---- devices and properties ------------------------------------------------------------- */
 
-int rn_net_devices(int *ndev)
+int rn_net_devices_in(enum rn_net_view view, int *ndev)
 {
 	int rc = 0;
 
 	if (!ndev)
 		return rn_null_arg("devices", "ndev");
+	if (!rn_view_valid(view))
+		return -EINVAL;
 	pthread_mutex_lock(&rn_net.lock);
 	if (rn_net.refs == 0) {
 		RN_WARN("devices: called before init");
 		rc = -EBADF;
 	} else {
-		*ndev = rn_net.ndevs;
+		*ndev = rn_net.view[view].n;
 	}
 	pthread_mutex_unlock(&rn_net.lock);
 	return rc;
 }
 
-int rn_net_get_properties(int dev, struct rn_props *props)
+int rn_net_devices(int *ndev)
 {
-	const struct rn_dev *d;
+	return rn_net_devices_in(RN_NET_VIEW_VDEV, ndev);
+}
+
+int rn_net_get_properties_in(enum rn_net_view view, int dev, struct rn_props *props)
+{
+	const struct rn_nic *d;
 	int rc = 0;
 
 	if (!props)
 		return rn_null_arg("getProperties", "props");
+	if (!rn_view_valid(view))
+		return -EINVAL;
 	pthread_mutex_lock(&rn_net.lock);
 	if (rn_net.refs == 0) {
 		RN_WARN("getProperties: called before init");
 		rc = -EBADF;
 		goto out_unlock;
 	}
-	if (dev < 0 || dev >= rn_net.ndevs) {
+	if (dev < 0 || dev >= rn_net.view[view].n) {
 		RN_WARN("getProperties: dev %d out of range: railnet has %d device(s)", dev,
-			rn_net.ndevs);
+			rn_net.view[view].n);
 		rc = -EINVAL;
 		goto out_unlock;
 	}
-	d = &rn_net.devs[dev];
+	d = &rn_net.nics[rn_net.view[view].nic[dev]];
 	memset(props, 0, sizeof(*props));
-	props->name = (char *)d->name;
+	props->name = d->name;
 	props->pci_path = d->pci_path;
 	props->guid = d->guid;
-	props->ptr_support = RN_PTR_HOST;
+	props->ptr_support = RN_PTR_HOST; /* CUDA/DMABUF: the GPUDirect issue */
+	props->reg_is_global = 0;	  /* no registration cache shared across comms yet */
+	props->force_flush = 0;
 	props->speed = d->speed;
 	props->port = d->port;
 	props->latency = 0;
-	props->max_comms = d->max_qp;
+	props->max_comms = d->max_comms;
 	props->max_recvs = RN_MAX_RECVS;
 	props->net_device_type = 0;
 	props->net_device_version = 0;
-	props->vprops.ndevs = 1;
-	props->vprops.devs[0] = dev;
+	props->vprops = d->vprops;
 	props->max_p2p_bytes = RN_MAX_P2P_BYTES;
 	props->max_coll_bytes = RN_MAX_COLL_BYTES;
 	props->max_multi_request_size = 1;
-	props->rail_id = RN_ID_UNDEF;
-	props->plane_id = RN_ID_UNDEF;
+	props->rail_id = (int16_t)d->rail_id;
+	props->plane_id = (int16_t)d->plane_id;
 out_unlock:
 	pthread_mutex_unlock(&rn_net.lock);
 	return rc;
 }
 
+int rn_net_get_properties(int dev, struct rn_props *props)
+{
+	return rn_net_get_properties_in(RN_NET_VIEW_VDEV, dev, props);
+}
+
+/* Under rn_net.lock: the ports of NCCL's children, validated. 0 or -EINVAL after a WARN. */
+static int rn_vdev_ports(const struct rn_vprops *props, int *idx, int *n)
+{
+	const struct rn_view *v = &rn_net.view[RN_NET_VIEW_VDEV];
+	char why[RN_GID_WHY_MAX];
+	int count = 0;
+
+	if (props->ndevs < 2 || props->ndevs > RN_MAX_VDEV_CHILDREN) {
+		RN_WARN("makeVDevice: ndevs %d out of range: a virtual device has 2..%d children",
+			props->ndevs, RN_MAX_VDEV_CHILDREN);
+		return -EINVAL;
+	}
+	for (int i = 0; i < props->ndevs; i++) {
+		const struct rn_nic *nic;
+
+		if (props->devs[i] < 0 || props->devs[i] >= v->n) {
+			RN_WARN("makeVDevice: devs[%d] = %d out of range: railnet has %d device(s)",
+				i, props->devs[i], v->n);
+			return -EINVAL;
+		}
+		for (int j = 0; j < i; j++) {
+			if (props->devs[j] == props->devs[i]) {
+				RN_WARN("makeVDevice: dev %d listed twice (devs[%d] and devs[%d])",
+					props->devs[i], j, i);
+				return -EINVAL;
+			}
+		}
+		if (props->devs[i] >= v->nbase) {
+			RN_WARN("makeVDevice: devs[%d] = %d is itself a virtual device; only "
+				"devices 0..%d can be merged",
+				i, props->devs[i], v->nbase - 1);
+			return -EINVAL;
+		}
+		nic = &rn_net.nics[v->nic[props->devs[i]]];
+		for (int k = 0; k < nic->nports; k++) {
+			if (count == RN_MAX_VDEV_CHILDREN) {
+				RN_WARN("makeVDevice: more than %d ports in one virtual device",
+					RN_MAX_VDEV_CHILDREN);
+				return -EINVAL;
+			}
+			idx[count++] = nic->ports[k];
+		}
+	}
+	if (rn_vdev_check(rn_net.disc->ports, idx, count, RN_MAX_VDEV_CHILDREN, why, sizeof(why))) {
+		RN_WARN("makeVDevice: refused: %s", why);
+		return -EINVAL;
+	}
+	*n = count;
+	return 0;
+}
+
 int rn_net_make_vdevice(const struct rn_vprops *props, int *dev)
 {
-	int rc = 0;
+	struct rn_view *v = &rn_net.view[RN_NET_VIEW_VDEV];
+	int idx[RN_MAX_VDEV_CHILDREN], n = 0;
+	int rc = 0, nic;
 
 	if (!dev)
 		return rn_null_arg("makeVDevice", "d");
@@ -483,31 +557,37 @@ int rn_net_make_vdevice(const struct rn_vprops *props, int *dev)
 		rc = -EBADF;
 		goto out_unlock;
 	}
-	if (props->ndevs < 2 || props->ndevs > RN_MAX_VDEV_CHILDREN) {
-		RN_WARN("makeVDevice: ndevs %d out of range: a virtual device has 2..%d children",
-			props->ndevs, RN_MAX_VDEV_CHILDREN);
+	rc = rn_vdev_ports(props, idx, &n);
+	if (rc)
+		goto out_unlock;
+	if (rn_config()->merge == RN_MERGE_NONE) {
+		RN_WARN("makeVDevice: RAILNET_MERGE=none: devices stay apart (unset it to let "
+			"NCCL merge the ports of one NIC)");
 		rc = -EINVAL;
 		goto out_unlock;
 	}
-	for (int i = 0; i < props->ndevs; i++) {
-		if (props->devs[i] < 0 || props->devs[i] >= rn_net.ndevs) {
-			RN_WARN("makeVDevice: devs[%d] = %d out of range: railnet has %d device(s)",
-				i, props->devs[i], rn_net.ndevs);
-			rc = -EINVAL;
-			goto out_unlock;
-		}
-		for (int j = 0; j < i; j++) {
-			if (props->devs[j] == props->devs[i]) {
-				RN_WARN("makeVDevice: dev %d listed twice (devs[%d] and devs[%d])",
-					props->devs[i], j, i);
-				rc = -EINVAL;
-				goto out_unlock;
-			}
-		}
+	if (rn_net.nnics >= RN_NET_MAX_NICS) {
+		RN_WARN("makeVDevice: table full (%d devices)", RN_NET_MAX_NICS);
+		rc = -ENOSPC;
+		goto out_unlock;
 	}
-	RN_WARN("makeVDevice: virtual devices are not implemented yet; %d devices stay apart",
-		props->ndevs);
-	rc = -EOPNOTSUPP;
+	nic = rn_nic_add(idx, n);
+	if (nic < 0) {
+		RN_WARN("makeVDevice: out of memory");
+		rc = nic;
+		goto out_unlock;
+	}
+	rc = rn_view_push(v, nic);
+	if (rc) {
+		rn_nic_fini(&rn_net.nics[--rn_net.nnics]);
+		RN_WARN("makeVDevice: out of memory");
+		goto out_unlock;
+	}
+	rn_net.nics[nic].vprops = *props;
+	rn_net.nics[nic].port = rn_net.nics[v->nic[props->devs[0]]].port;
+	RN_INFO(RN_SUB_INIT | RN_SUB_NET, "virtual device %d: %s, %d Mbps, %d ports", v->n - 1,
+		rn_net.nics[nic].name, rn_net.nics[nic].speed, n);
+	*dev = v->n - 1;
 out_unlock:
 	pthread_mutex_unlock(&rn_net.lock);
 	return rc;
@@ -532,16 +612,27 @@ int rn_net_set_attr(struct rn_net_ctx *ctx, const struct rn_net_attr *attr)
 
 /* ---- connection setup ------------------------------------------------------------------- */
 
-/* Under rn_net.lock, after the argument checks: the part that does not exist yet. */
-static int rn_not_implemented(const char *fn, int dev)
+/*
+ * Under rn_net.lock, after the argument checks: the part that does not exist yet. devices()
+ * is honest (the pod's rails are really there), so NCCL may pick railnet and land here: say
+ * so plainly, with the way out.
+ */
+static int rn_not_implemented(const char *fn, enum rn_net_view view, int dev)
 {
-	RN_WARN("%s: dev %d (%s): connections are not implemented yet", fn, dev,
-		rn_net.devs[dev].name);
+	RN_WARN("%s: dev %d (%s): railnet's data path is not built yet (connections are not "
+		"implemented); to run jobs now, leave NCCL_NET_PLUGIN unset or set NCCL_NET=IB",
+		fn, dev, rn_net.nics[rn_net.view[view].nic[dev]].name);
 	return -EOPNOTSUPP;
 }
 
 int rn_net_listen(struct rn_net_ctx *ctx, int dev, void *handle,
 		  struct rn_listen_comm **listen_comm)
+{
+	return rn_net_listen_in(RN_NET_VIEW_VDEV, ctx, dev, handle, listen_comm);
+}
+
+int rn_net_listen_in(enum rn_net_view view, struct rn_net_ctx *ctx, int dev, void *handle,
+		     struct rn_listen_comm **listen_comm)
 {
 	int rc;
 
@@ -549,16 +640,24 @@ int rn_net_listen(struct rn_net_ctx *ctx, int dev, void *handle,
 		return rn_null_arg("listen", "handle");
 	if (!listen_comm)
 		return rn_null_arg("listen", "listenComm");
+	if (!rn_view_valid(view))
+		return -EINVAL;
 	pthread_mutex_lock(&rn_net.lock);
-	rc = rn_check_ctx_dev("listen", ctx, dev);
+	rc = rn_check_ctx_dev("listen", ctx, view, dev);
 	if (!rc)
-		rc = rn_not_implemented("listen", dev);
+		rc = rn_not_implemented("listen", view, dev);
 	pthread_mutex_unlock(&rn_net.lock);
 	return rc;
 }
 
 int rn_net_connect(struct rn_net_ctx *ctx, int dev, int traffic_class, void *handle,
 		   struct rn_send_comm **send_comm)
+{
+	return rn_net_connect_in(RN_NET_VIEW_VDEV, ctx, dev, traffic_class, handle, send_comm);
+}
+
+int rn_net_connect_in(enum rn_net_view view, struct rn_net_ctx *ctx, int dev, int traffic_class,
+		      void *handle, struct rn_send_comm **send_comm)
 {
 	int rc;
 
@@ -571,10 +670,12 @@ int rn_net_connect(struct rn_net_ctx *ctx, int dev, int traffic_class, void *han
 			traffic_class);
 		return -EINVAL;
 	}
+	if (!rn_view_valid(view))
+		return -EINVAL;
 	pthread_mutex_lock(&rn_net.lock);
-	rc = rn_check_ctx_dev("connect", ctx, dev);
+	rc = rn_check_ctx_dev("connect", ctx, view, dev);
 	if (!rc)
-		rc = rn_not_implemented("connect", dev);
+		rc = rn_not_implemented("connect", view, dev);
 	pthread_mutex_unlock(&rn_net.lock);
 	return rc;
 }

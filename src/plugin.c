@@ -304,8 +304,8 @@ static ncclResult_t rn_get_properties_v8(int dev, ncclNetProperties_v8_t *out)
 	int rc;
 
 	if (!out)
-		return rn_nccl_result(rn_net_get_properties(dev, NULL));
-	rc = rn_net_get_properties(dev, &p);
+		return rn_nccl_result(rn_net_get_properties_in(RN_NET_VIEW_SELF, dev, NULL));
+	rc = rn_net_get_properties_in(RN_NET_VIEW_SELF, dev, &p);
 	if (rc)
 		return rn_nccl_result(rc);
 	memset(out, 0, sizeof(*out));
@@ -321,8 +321,8 @@ static ncclResult_t rn_get_properties_v7(int dev, ncclNetProperties_v7_t *out)
 	int rc;
 
 	if (!out)
-		return rn_nccl_result(rn_net_get_properties(dev, NULL));
-	rc = rn_net_get_properties(dev, &p);
+		return rn_nccl_result(rn_net_get_properties_in(RN_NET_VIEW_SELF, dev, NULL));
+	rc = rn_net_get_properties_in(RN_NET_VIEW_SELF, dev, &p);
 	if (rc)
 		return rn_nccl_result(rc);
 	memset(out, 0, sizeof(*out));
@@ -337,8 +337,8 @@ static ncclResult_t rn_get_properties_v6(int dev, ncclNetProperties_v6_t *out)
 	int rc;
 
 	if (!out)
-		return rn_nccl_result(rn_net_get_properties(dev, NULL));
-	rc = rn_net_get_properties(dev, &p);
+		return rn_nccl_result(rn_net_get_properties_in(RN_NET_VIEW_SELF, dev, NULL));
+	rc = rn_net_get_properties_in(RN_NET_VIEW_SELF, dev, &p);
 	if (rc)
 		return rn_nccl_result(rc);
 	memset(out, 0, sizeof(*out));
@@ -370,6 +370,12 @@ static ncclResult_t rn_finalize(void *ctx)
 static ncclResult_t rn_devices(int *ndev)
 {
 	return rn_nccl_result(rn_net_devices(ndev));
+}
+
+/* v6-v8 have no makeVDevice: they see railnet's own merging (RAILNET_MERGE, net.h). */
+static ncclResult_t rn_devices_self(int *ndev)
+{
+	return rn_nccl_result(rn_net_devices_in(RN_NET_VIEW_SELF, ndev));
 }
 
 static ncclResult_t rn_listen_v12(void *ctx, int dev, void *handle, void **listenComm)
@@ -721,7 +727,21 @@ RN_EXPORT const ncclNet_v9_t ncclNetPlugin_v9 = {
 	.makeVDevice = rn_make_vdevice_v9,
 };
 
-/* ---- v8: int isend/irecv sizes ----------------------------------------------------------- */
+/* ---- v8: int isend/irecv sizes; railnet's own device numbering (no makeVDevice) ---------- */
+
+static ncclResult_t rn_listen_v8(int dev, void *handle, void **listenComm)
+{
+	return rn_nccl_result(rn_net_listen_in(RN_NET_VIEW_SELF, rn_default(), dev, handle,
+					       (struct rn_listen_comm **)listenComm));
+}
+
+static ncclResult_t rn_connect_v8(int dev, void *handle, void **sendComm,
+				  ncclNetDeviceHandle_v8_t **sendDevComm)
+{
+	return rn_nccl_result(rn_net_connect_in(RN_NET_VIEW_SELF, rn_default(), dev,
+						NCCL_NET_TRAFFIC_CLASS_UNDEF, handle,
+						(struct rn_send_comm **)sendComm));
+}
 
 static int rn_size_from_int(const char *fn, const char *arg, int size, size_t *out)
 {
@@ -768,10 +788,10 @@ static ncclResult_t rn_irecv_v8(void *recvComm, int n, void **data, int *sizes, 
 RN_EXPORT const ncclNet_v8_t ncclNetPlugin_v8 = {
 	.name = RN_PLUGIN_NAME,
 	.init = rn_init_v6,
-	.devices = rn_devices,
+	.devices = rn_devices_self,
 	.getProperties = rn_get_properties_v8,
-	.listen = rn_listen_v10,
-	.connect = rn_connect_v9,
+	.listen = rn_listen_v8,
+	.connect = rn_connect_v8,
 	.accept = rn_accept_v12,
 	.regMr = rn_reg_mr_v12,
 	.regMrDmaBuf = rn_reg_mr_dmabuf,
@@ -802,10 +822,10 @@ static ncclResult_t rn_reg_mr_v7(void *comm, void *data, int size, int type, voi
 RN_EXPORT const ncclNet_v7_t ncclNetPlugin_v7 = {
 	.name = RN_PLUGIN_NAME,
 	.init = rn_init_v6,
-	.devices = rn_devices,
+	.devices = rn_devices_self,
 	.getProperties = rn_get_properties_v7,
-	.listen = rn_listen_v10,
-	.connect = rn_connect_v9,
+	.listen = rn_listen_v8,
+	.connect = rn_connect_v8,
 	.accept = rn_accept_v12,
 	.regMr = rn_reg_mr_v7,
 	.regMrDmaBuf = rn_reg_mr_dmabuf,
@@ -825,7 +845,7 @@ RN_EXPORT const ncclNet_v7_t ncclNetPlugin_v7 = {
 
 static ncclResult_t rn_connect_v6(int dev, void *handle, void **sendComm)
 {
-	return rn_connect_v9(dev, handle, sendComm, NULL);
+	return rn_connect_v8(dev, handle, sendComm, NULL);
 }
 
 static ncclResult_t rn_accept_v6(void *listenComm, void **recvComm)
@@ -836,9 +856,9 @@ static ncclResult_t rn_accept_v6(void *listenComm, void **recvComm)
 RN_EXPORT const ncclNet_v6_t ncclNetPlugin_v6 = {
 	.name = RN_PLUGIN_NAME,
 	.init = rn_init_v6,
-	.devices = rn_devices,
+	.devices = rn_devices_self,
 	.getProperties = rn_get_properties_v6,
-	.listen = rn_listen_v10,
+	.listen = rn_listen_v8,
 	.connect = rn_connect_v6,
 	.accept = rn_accept_v6,
 	.regMr = rn_reg_mr_v7,

@@ -119,14 +119,26 @@ int rn_net_init(rn_logger_fn logger, uint64_t comm_id, int traffic_class, struct
  */
 int rn_net_finalize(struct rn_net_ctx *ctx);
 
-/* Number of devices (physical then virtual). -EFAULT for NULL, -EBADF before init. */
+/*
+ * Two numberings of the devices. RN_NET_VIEW_VDEV (API v9+, NCCL >= 2.24): one device per
+ * usable port (RAILNET_MERGE=auto|none) or per PCI device (=ports), then the virtual devices
+ * makeVDevice adds, in that order, as NCCL requires. RN_NET_VIEW_SELF (API v6-v8, no
+ * makeVDevice): railnet merges the ports of one PCI device itself (=auto|ports) or not
+ * (=none). The functions without a view argument use RN_NET_VIEW_VDEV.
+ */
+enum rn_net_view { RN_NET_VIEW_VDEV, RN_NET_VIEW_SELF, RN_NET_VIEW_COUNT };
+
+/* Number of devices of a view. -EFAULT for NULL, -EBADF before init. */
 int rn_net_devices(int *ndev);
+int rn_net_devices_in(enum rn_net_view view, int *ndev);
 /* Fill *props for dev. -EINVAL for dev out of range (props untouched), -EFAULT for NULL. */
 int rn_net_get_properties(int dev, struct rn_props *props);
+int rn_net_get_properties_in(enum rn_net_view view, int dev, struct rn_props *props);
 /*
- * Merge props->devs into a new virtual device, returned in *dev (>= the physical count).
- * Validates ndevs (2..RN_MAX_VDEV_CHILDREN), ranges and duplicates (-EINVAL); virtual
- * devices are not implemented yet, so valid input gets -EOPNOTSUPP.
+ * Merge props->devs (RN_NET_VIEW_VDEV indices of base devices) into a new virtual device,
+ * returned in *dev (>= the base count). -EINVAL with one WARN when ndevs is not
+ * 2..RN_MAX_VDEV_CHILDREN, an index is out of range, virtual or repeated, the ports mix link
+ * layers or PCIe roots, or RAILNET_MERGE=none; -ENOSPC when the table is full.
  */
 int rn_net_make_vdevice(const struct rn_vprops *props, int *dev);
 /* Hints for ctx's communicator; currently accepted and ignored. -EFAULT, -EBADF. */
@@ -141,6 +153,10 @@ int rn_net_listen(struct rn_net_ctx *ctx, int dev, void *handle,
 		  struct rn_listen_comm **listen_comm);
 int rn_net_connect(struct rn_net_ctx *ctx, int dev, int traffic_class, void *handle,
 		   struct rn_send_comm **send_comm);
+int rn_net_listen_in(enum rn_net_view view, struct rn_net_ctx *ctx, int dev, void *handle,
+		     struct rn_listen_comm **listen_comm);
+int rn_net_connect_in(enum rn_net_view view, struct rn_net_ctx *ctx, int dev, int traffic_class,
+		      void *handle, struct rn_send_comm **send_comm);
 int rn_net_accept(struct rn_listen_comm *listen_comm, struct rn_recv_comm **recv_comm);
 
 /* Memory registration on a send or recv comm. type: RN_PTR_HOST or RN_PTR_CUDA. */

@@ -33,8 +33,11 @@ check() { # want_rc want_text args...
 	fi
 }
 
-"$bin" -h >/tmp/rb_cli.$$.out 2>&1 && grep -q '^usage: railnet-bench --nccl|--net' /tmp/rb_cli.$$.out ||
-	{ echo "FAIL: -h"; fails=$((fails + 1)); }
+if ! "$bin" -h >/tmp/rb_cli.$$.out 2>&1 ||
+	! grep -q '^usage: railnet-bench --nccl|--net' /tmp/rb_cli.$$.out; then
+	echo "FAIL: -h"
+	fails=$((fails + 1))
+fi
 
 check 2 "choose a mode"
 check 2 "-b '12Q' is not a size" --nccl -b 12Q

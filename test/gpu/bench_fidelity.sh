@@ -22,7 +22,7 @@ perf=${ALL_REDUCE_PERF:-}
 
 skip() { echo "bench_fidelity: $*; skipped" >&2; exit 77; }
 [ -x "$bench" ] || skip "$bench is not built"
-[ -n "$perf" ] && [ -x "$perf" ] || skip "set ALL_REDUCE_PERF to nccl-tests' all_reduce_perf"
+if [ -z "$perf" ] || [ ! -x "$perf" ]; then skip "set ALL_REDUCE_PERF to nccl-tests' all_reduce_perf"; fi
 command -v nvidia-smi >/dev/null || skip "no nvidia-smi"
 ngpu_all=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 NGPUS=${NGPUS:-$ngpu_all}

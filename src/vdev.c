@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * vdev.c owns the rules by which ports become the devices NCCL sees (include/railnet/vdev.h):
+ * PCI-path roots and sibling functions, the validation of a merge, railnet's own grouping for
+ * RAILNET_MERGE, and the properties of a merged device. It must not log or touch the verbs
+ * library; net.c logs the decisions.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "railnet/vdev.h"
+
+int rn_pci_root(const char *pci_path, char *root, size_t len)
+{
+	const char *p = pci_path, *s, *e;
+
+	/* .../devices/pci0000:00/0000:00:01.1/0000:0c:00.0: the root port follows pciDDDD:BB */
+	while ((s = strstr(p, "/pci")) != NULL) {
+		s++;
+		e = strchr(s, '/');
+		if (!e)
+			break;
+		if (strchr(s, ':') && strchr(s, ':') < e) {
+			const char *r = e + 1, *re = strchr(r, '/');
+			size_t rl = re ? (size_t)(re - r) : strlen(r);
+
+			if (!rl || rl >= len || !re)
+				return -ENOENT; /* a device on the host bridge itself: no root port */
+			memcpy(root, r, rl);
+			root[rl] = '\0';
+			return 0;
+		}
+		p = e;
+	}
+	return -ENOENT;
+}
+
+bool rn_pci_same_device(const char *a, const char *b)
+{
+	size_t la, lb;
+
+	if (!a || !b)
+		return false;
+	la = strlen(a);
+	lb = strlen(b);
+	/* "....:0c:00.0" vs "....:0c:00.1": same length, same up to the '.' before the digit */
+	return la == lb && la > 2 && a[la - 2] == '.' && b[lb - 2] == '.' &&
+	       memcmp(a, b, la - 1) == 0;
+}
+
+static const char *rn_ll_name(int ll)
+{
+	return ll == 1 ? "InfiniBand" : ll == 2 ? "Ethernet (RoCE)" : "unknown";
+}
+
+int rn_vdev_check(const struct rn_port *ports, const int *idx, int n, int max, char *why,
+		  size_t why_len)
+{
+	const struct rn_port *first;
+
+	if (n < 1 || n > max) {
+		snprintf(why, why_len, "%d ports: a device holds 1..%d", n, max);
+		return -EINVAL;
+	}
+	first = &ports[idx[0]];
+	for (int i = 0; i < n; i++) {
+		const struct rn_port *p = &ports[idx[i]];
+
+		for (int j = 0; j < i; j++) {
+			if (idx[j] == idx[i]) {
+				snprintf(why, why_len, "%s port %d is listed twice", p->name,
+					 p->port);
+				return -EINVAL;
+			}
+		}
+		if (p->link_layer != first->link_layer) {
+			snprintf(why, why_len,
+				 "mixed link layers: %s port %d is %s, %s port %d is %s",
+				 first->name, first->port, rn_ll_name(first->link_layer), p->name,
+				 p->port, rn_ll_name(p->link_layer));
+			return -EINVAL;
+		}
+		if (!p->pci_root[0] || strcmp(p->pci_root, first->pci_root)) {
+			snprintf(why, why_len,
+				 "different PCIe roots: %s is under %s, %s is under %s (merging "
+				 "never "
+				 "crosses roots)",
+				 first->name,
+				 first->pci_root[0] ? first->pci_root : "an unknown root", p->name,
+				 p->pci_root[0] ? p->pci_root : "an unknown root");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int rn_vdev_groups(const struct rn_port *ports, int n, int *group)
+{
+	int ngroups = 0;
+
+	for (int i = 0; i < n; i++) {
+		int members[RN_MAX_VDEV_CHILDREN];
+		int g = -1, count = 0;
+
+		for (int j = 0; j < i && g < 0; j++) {
+			char why[8];
+
+			if (!rn_pci_same_device(ports[j].pci_path, ports[i].pci_path) &&
+			    !(ports[j].pci_path && ports[i].pci_path &&
+			      !strcmp(ports[j].pci_path, ports[i].pci_path)))
+				continue;
+			count = 0;
+			for (int k = 0; k < i && count < RN_MAX_VDEV_CHILDREN - 1; k++)
+				if (group[k] == group[j])
+					members[count++] = k;
+			if (count == RN_MAX_VDEV_CHILDREN - 1)
+				continue; /* full */
+			members[count++] = i;
+			if (!rn_vdev_check(ports, members, count, RN_MAX_VDEV_CHILDREN, why,
+					   sizeof(why)))
+				g = group[j];
+		}
+		group[i] = g >= 0 ? g : ngroups++;
+	}
+	return ngroups;
+}
+
+/* The members' common PCI path: equal paths, sibling functions (digit '0'), or the parent. */
+static char *rn_common_path(const struct rn_port *ports, const int *idx, int n)
+{
+	const char *a = ports[idx[0]].pci_path;
+	size_t common;
+	char *r;
+
+	if (!a)
+		return NULL;
+	common = strlen(a);
+	for (int i = 1; i < n; i++) {
+		const char *b = ports[idx[i]].pci_path;
+		size_t k = 0;
+
+		if (!b)
+			return NULL;
+		while (k < common && a[k] && a[k] == b[k])
+			k++;
+		if (k < common)
+			common = k;
+	}
+	r = strdup(a);
+	if (!r || common == strlen(a))
+		return r;
+	if (common + 1 == strlen(a) && a[common - 1] == '.') {
+		r[common] = '0'; /* sibling functions: NCCL's own rewrite */
+		return r;
+	}
+	while (common > 0 && r[common] != '/')
+		common--; /* the deepest common directory: their parent bridge */
+	r[common] = '\0';
+	return r;
+}
+
+int rn_nic_init(struct rn_nic *nic, const struct rn_port *ports, int nports, const int *idx, int n)
+{
+	bool all_paths = true;
+
+	struct rn_nic t;
+	size_t len = 1;
+	char *name;
+
+	memset(&t, 0, sizeof(t));
+	for (int i = 0; i < n; i++)
+		len += strlen(ports[idx[i]].name) + 8;
+	name = calloc(1, len);
+	if (!name)
+		return -ENOMEM;
+	t.name = name;
+	t.rail_id = ports[idx[0]].rail_id;
+	t.plane_id = ports[idx[0]].plane_id;
+	t.max_comms = ports[idx[0]].max_qp;
+	for (int i = 0; i < n; i++) {
+		const struct rn_port *p = &ports[idx[i]];
+		bool multiport = false;
+
+		for (int j = 0; j < nports; j++)
+			multiport |= j != idx[i] && !strcmp(ports[j].name, p->name);
+		all_paths &= p->pci_path != NULL;
+		if (i)
+			strcat(name, "+");
+		strcat(name, p->name);
+		if (multiport)
+			sprintf(name + strlen(name), ":%d", p->port);
+		t.speed += p->speed;
+		if (p->rail_id != t.rail_id)
+			t.rail_id = -1;
+		if (p->plane_id != t.plane_id)
+			t.plane_id = -1;
+		if (p->max_qp < t.max_comms)
+			t.max_comms = p->max_qp;
+		t.ports[i] = idx[i];
+	}
+	t.nports = n;
+	t.guid = ports[idx[0]].sys_image_guid;
+	t.port = ports[idx[0]].nccl_port;
+	t.link_layer = ports[idx[0]].link_layer;
+	if (all_paths) {
+		t.pci_path = rn_common_path(ports, idx, n);
+		if (!t.pci_path) {
+			free(name);
+			return -ENOMEM;
+		}
+	}
+	*nic = t;
+	return 0;
+}
+
+void rn_nic_fini(struct rn_nic *nic)
+{
+	free(nic->name);
+	free(nic->pci_path);
+	memset(nic, 0, sizeof(*nic));
+}

@@ -1,0 +1,578 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * railnet-doctor: prints the pod's rail map before any job runs — the environment railnet
+ * depends on, every RDMA port with its link, speed, state and chosen GID (and why), every
+ * device or port left out (and the fix), the devices railnet offers NCCL, then a verdict.
+ * --json prints the same as one document (schema in docs/doctor.md). It runs the plugin's own
+ * code (rn_discover, rn_vdev_groups, rn_nic_init from railnet_core) and decides nothing by
+ * itself beyond the verdict. Exit: 0 fit, 1 problems found, 2 usage error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "railnet/config.h"
+#include "railnet/device.h"
+#include "railnet/gid.h"
+#include "railnet/log.h"
+#include "railnet/vdev.h"
+#include "railnet/verbs.h"
+
+extern char **environ;
+
+#define RN_DOC_MAX_PROBLEMS 64
+#define RN_DOC_MEMLOCK_MIN (64ULL << 20) /* below this, registrations of NCCL's buffers fail */
+
+struct rn_doc_problem {
+	char what[RN_DROP_WHY_MAX + 64];
+	char fix[RN_DROP_FIX_MAX];
+};
+
+struct rn_doc {
+	const struct rn_config *cfg;
+	struct rn_discovery *d;
+	char netns_mode;
+	rlim_t memlock; /* RLIM_INFINITY when unlimited */
+	uint64_t cap_eff;
+	bool cap_known;
+	struct rn_nic *views[2];
+	int nview[2];
+	struct rn_doc_problem problems[RN_DOC_MAX_PROBLEMS];
+	int nproblems;
+};
+
+static void rn_doc_problem(struct rn_doc *doc, const char *fix, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void rn_doc_problem(struct rn_doc *doc, const char *fix, const char *fmt, ...)
+{
+	struct rn_doc_problem *p;
+	va_list ap;
+
+	if (doc->nproblems == RN_DOC_MAX_PROBLEMS)
+		return;
+	p = &doc->problems[doc->nproblems++];
+	va_start(ap, fmt);
+	vsnprintf(p->what, sizeof(p->what), fmt, ap);
+	va_end(ap);
+	snprintf(p->fix, sizeof(p->fix), "%s", fix ? fix : "");
+}
+
+/* ---- environment ------------------------------------------------------------------------- */
+
+static const struct {
+	int bit;
+	const char *name;
+} rn_caps[] = {
+	{ 12, "CAP_NET_ADMIN" }, { 13, "CAP_NET_RAW" }, { 14, "CAP_IPC_LOCK" },
+	{ 21, "CAP_SYS_ADMIN" }, { 38, "CAP_PERFMON" },
+};
+
+static void rn_doc_env(struct rn_doc *doc)
+{
+	struct rlimit rl;
+	char line[256];
+	FILE *f;
+
+	doc->netns_mode = rn_netns_mode(doc->cfg->sysfs_root);
+	doc->memlock = getrlimit(RLIMIT_MEMLOCK, &rl) ? 0 : rl.rlim_cur;
+	f = fopen("/proc/self/status", "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "CapEff:", 7)) {
+			doc->cap_eff = strtoull(line + 7, NULL, 16);
+			doc->cap_known = true;
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
+static bool rn_doc_has_cap(const struct rn_doc *doc, int bit)
+{
+	return doc->cap_known && (doc->cap_eff >> bit) & 1;
+}
+
+static bool rn_is_our_var(const char *e)
+{
+	return !strncmp(e, "NCCL_", 5) || !strncmp(e, "RAILNET_", 8);
+}
+
+/* ---- devices railnet offers (net.c's own functions, same merge rules) ------------------- */
+
+static int rn_doc_views(struct rn_doc *doc)
+{
+	const struct rn_discovery *d = doc->d;
+	int *group, ngroups, rc = 0;
+
+	if (!d->nports)
+		return 0;
+	group = calloc((size_t)d->nports, sizeof(*group));
+	doc->views[0] = calloc((size_t)d->nports, sizeof(struct rn_nic));
+	doc->views[1] = calloc((size_t)d->nports, sizeof(struct rn_nic));
+	if (!group || !doc->views[0] || !doc->views[1]) {
+		free(group);
+		return -ENOMEM;
+	}
+	ngroups = rn_vdev_groups(d->ports, d->nports, group);
+	for (int v = 0; v < 2 && !rc; v++) {
+		/* v 0: NCCL >= 2.24 (merged only with RAILNET_MERGE=ports); 1: older NCCL */
+		bool merged = v == 0 ? doc->cfg->merge == RN_MERGE_PORTS
+				     : doc->cfg->merge != RN_MERGE_NONE;
+
+		for (int g = 0; g < (merged ? ngroups : d->nports) && !rc; g++) {
+			int idx[RN_MAX_VDEV_CHILDREN], n = 0;
+
+			if (!merged)
+				idx[n++] = g;
+			for (int i = 0; merged && i < d->nports && n < RN_MAX_VDEV_CHILDREN; i++)
+				if (group[i] == g)
+					idx[n++] = i;
+			rc = rn_nic_init(&doc->views[v][doc->nview[v]], d->ports, d->nports, idx,
+					 n);
+			if (!rc)
+				doc->nview[v]++;
+		}
+	}
+	free(group);
+	return rc;
+}
+
+/* ---- verdict ----------------------------------------------------------------------------- */
+
+static void rn_doc_verdict(struct rn_doc *doc)
+{
+	const struct rn_discovery *d = doc->d;
+
+	if (d->nlisted == 0 && doc->netns_mode == 'N')
+		rn_doc_problem(
+			doc,
+			"run `rdma system set netns shared` on the node (ib_core "
+			"netns_mode=1), or give the pod an SR-IOV VF moved into its "
+			"namespace",
+			"no RDMA device is visible: ib_core is in exclusive network-namespace "
+			"mode, so a pod sees only devices moved into its namespace");
+	else if (d->nlisted == 0)
+		rn_doc_problem(doc,
+			       "request the RDMA resource from the device plugin in the pod spec "
+			       "(e.g. rdma/hca_shared_devices_a: 1) so that /dev/infiniband is "
+			       "populated, and check RAILNET_IBVERBS_LIB / libibverbs",
+			       "no RDMA device is visible to this process");
+	for (int i = 0; i < d->ndrops; i++) {
+		const struct rn_drop *x = &d->drops[i];
+
+		if (x->kind == RN_DROP_FILTERED)
+			continue; /* the user's choice, listed but not a problem */
+		rn_doc_problem(doc, x->fix, "%s%s%.0d: %s", x->name, x->port ? " port " : "",
+			       x->port, x->why);
+	}
+	if (d->nlisted && !d->nports)
+		rn_doc_problem(doc, "see the problems above",
+			       "no usable RDMA port: NCCL would not "
+			       "use railnet");
+	if (doc->memlock != RLIM_INFINITY && doc->memlock < RN_DOC_MEMLOCK_MIN &&
+	    !rn_doc_has_cap(doc, 14))
+		rn_doc_problem(doc,
+			       "raise the container's memlock limit to unlimited (runtime default "
+			       "ulimits, or `ulimit -l unlimited` in the entrypoint)",
+			       "memlock limit is %llu bytes: RDMA memory registration would fail",
+			       (unsigned long long)doc->memlock);
+}
+
+/* ---- text output ------------------------------------------------------------------------- */
+
+static const char *rn_mode_str(char m)
+{
+	return m == 'Y' ? "shared" : m == 'N' ? "exclusive" : "unknown";
+}
+
+static const char *rn_type_str(int t)
+{
+	return t == RN_GID_TYPE_ROCE_V2	  ? "RoCE v2"
+	       : t == RN_GID_TYPE_ROCE_V1 ? "RoCE v1"
+	       : t == RN_GID_TYPE_IB	  ? "IB"
+					  : "unknown";
+}
+
+static void rn_doc_text(const struct rn_doc *doc, FILE *o)
+{
+	const struct rn_discovery *d = doc->d;
+	char gid[RN_GID_STR_MAX], addr[64];
+
+	fprintf(o, "railnet-doctor %s\n\nEnvironment\n", RN_VERSION_STRING);
+	fprintf(o, "  verbs library    %s\n", rn_verbs()->libpath);
+	fprintf(o, "  sysfs root       %s\n", doc->cfg->sysfs_root);
+	fprintf(o, "  ib_core netns    %s\n", rn_mode_str(doc->netns_mode));
+	if (doc->memlock == RLIM_INFINITY)
+		fprintf(o, "  memlock          unlimited\n");
+	else
+		fprintf(o, "  memlock          %llu bytes\n", (unsigned long long)doc->memlock);
+	fprintf(o, "  capabilities     CapEff=%016" PRIx64, doc->cap_eff);
+	for (size_t i = 0; i < sizeof(rn_caps) / sizeof(rn_caps[0]); i++)
+		if (rn_doc_has_cap(doc, rn_caps[i].bit))
+			fprintf(o, " %s", rn_caps[i].name);
+	fprintf(o, "\n  variables       ");
+	for (char **e = environ; *e; e++)
+		if (rn_is_our_var(*e))
+			fprintf(o, " %s", *e);
+	fprintf(o, "\n\nPorts (%d usable of %d device(s) listed)\n", d->nports, d->nlisted);
+	for (int i = 0; i < d->nports; i++) {
+		const struct rn_port *p = &d->ports[i];
+		bool ib = p->link_layer == IBV_LINK_LAYER_INFINIBAND;
+
+		rn_gid_str(p->gid.raw, gid, sizeof(gid));
+		rn_gid_addr_str(p->gid.raw, addr, sizeof(addr));
+		fprintf(o,
+			"  %s port %d: %s, ACTIVE, %d Mbps, MTU %d, pkey 0x%04x, numa %d, root "
+			"%s\n",
+			p->name, p->port, ib ? "InfiniBand" : "Ethernet (RoCE)", p->speed, p->mtu,
+			p->pkey, p->numa_node, p->pci_root[0] ? p->pci_root : "?");
+		fprintf(o, "    pci   %s\n", p->pci_path ? p->pci_path : "(unknown)");
+		if (ib)
+			fprintf(o, "    gid   %d %s (lid 0x%x)\n", p->gid.index, gid, p->lid);
+		else
+			fprintf(o, "    gid   %d %s %s %s on %s\n", p->gid.index, gid,
+				rn_type_str(p->gid.type), addr, p->gid.ifname);
+		fprintf(o, "    why   %s\n", p->gid.why);
+	}
+	fprintf(o, "\nLeft out (%d)\n", d->ndrops);
+	for (int i = 0; i < d->ndrops; i++) {
+		const struct rn_drop *x = &d->drops[i];
+
+		fprintf(o, "  %s%s%.0d [%s]: %s\n", x->name, x->port ? " port " : "", x->port,
+			rn_drop_kind_str(x->kind), x->why);
+		if (x->fix[0])
+			fprintf(o, "    fix   %s\n", x->fix);
+	}
+	for (int v = 0; v < 2; v++) {
+		fprintf(o, "\nDevices offered to %s (%d)\n",
+			v == 0 ? "NCCL >= 2.24 (before makeVDevice)" : "NCCL < 2.24",
+			doc->nview[v]);
+		for (int i = 0; i < doc->nview[v]; i++) {
+			const struct rn_nic *n = &doc->views[v][i];
+
+			fprintf(o, "  %d %s: %d Mbps, %d port(s), pci %s\n", i, n->name, n->speed,
+				n->nports, n->pci_path ? n->pci_path : "(unknown)");
+		}
+	}
+	fprintf(o, "\nVerdict: %s\n", doc->nproblems ? "PROBLEMS" : "FIT");
+	for (int i = 0; i < doc->nproblems; i++) {
+		fprintf(o, "  problem %s\n", doc->problems[i].what);
+		if (doc->problems[i].fix[0])
+			fprintf(o, "    fix   %s\n", doc->problems[i].fix);
+	}
+}
+
+/* ---- JSON output ------------------------------------------------------------------------- */
+
+static void rn_json_str(FILE *o, const char *s)
+{
+	fputc('"', o);
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(o, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(o, "\\u%04x", c);
+		else
+			fputc(c, o);
+	}
+	fputc('"', o);
+}
+
+static void rn_json_kv(FILE *o, const char *k, const char *v, bool comma)
+{
+	rn_json_str(o, k);
+	fputc(':', o);
+	if (v)
+		rn_json_str(o, v);
+	else
+		fputs("null", o);
+	if (comma)
+		fputc(',', o);
+}
+
+static void rn_doc_json(const struct rn_doc *doc, FILE *o)
+{
+	const struct rn_discovery *d = doc->d;
+	char gid[RN_GID_STR_MAX], addr[64], buf[64];
+	bool first = true;
+
+	fprintf(o, "{\"schema\":1,");
+	rn_json_kv(o, "version", RN_VERSION_STRING, true);
+	fprintf(o, "\"fit\":%s,", doc->nproblems ? "false" : "true");
+	fprintf(o, "\"environment\":{");
+	rn_json_kv(o, "verbs_library", rn_verbs()->libpath, true);
+	rn_json_kv(o, "sysfs_root", doc->cfg->sysfs_root, true);
+	rn_json_kv(o, "netns_mode", rn_mode_str(doc->netns_mode), true);
+	if (doc->memlock == RLIM_INFINITY)
+		fprintf(o, "\"memlock_bytes\":null,");
+	else
+		fprintf(o, "\"memlock_bytes\":%llu,", (unsigned long long)doc->memlock);
+	snprintf(buf, sizeof(buf), "%016" PRIx64, doc->cap_eff);
+	rn_json_kv(o, "cap_eff", doc->cap_known ? buf : NULL, true);
+	fprintf(o, "\"capabilities\":[");
+	for (size_t i = 0; i < sizeof(rn_caps) / sizeof(rn_caps[0]); i++) {
+		if (!rn_doc_has_cap(doc, rn_caps[i].bit))
+			continue;
+		if (!first)
+			fputc(',', o);
+		first = false;
+		rn_json_str(o, rn_caps[i].name);
+	}
+	fprintf(o, "],\"variables\":{");
+	first = true;
+	for (char **e = environ; *e; e++) {
+		const char *eq = strchr(*e, '=');
+		char name[256];
+
+		if (!rn_is_our_var(*e) || !eq || (size_t)(eq - *e) >= sizeof(name))
+			continue;
+		memcpy(name, *e, (size_t)(eq - *e));
+		name[eq - *e] = '\0';
+		if (!first)
+			fputc(',', o);
+		first = false;
+		rn_json_kv(o, name, eq + 1, false);
+	}
+	fprintf(o, "}},\"devices_listed\":%d,\"ports\":[", d->nlisted);
+	for (int i = 0; i < d->nports; i++) {
+		const struct rn_port *p = &d->ports[i];
+		bool ib = p->link_layer == IBV_LINK_LAYER_INFINIBAND;
+
+		rn_gid_str(p->gid.raw, gid, sizeof(gid));
+		rn_gid_addr_str(p->gid.raw, addr, sizeof(addr));
+		fprintf(o, "%s{", i ? "," : "");
+		rn_json_kv(o, "device", p->name, true);
+		fprintf(o, "\"port\":%d,\"nccl_port\":%d,", p->port, p->nccl_port);
+		rn_json_kv(o, "link_layer", ib ? "InfiniBand" : "Ethernet", true);
+		rn_json_kv(o, "state", "ACTIVE", true);
+		fprintf(o, "\"speed_mbps\":%d,\"mtu\":%d,\"pkey\":%u,\"lid\":%u,\"max_qp\":%d,",
+			p->speed, p->mtu, p->pkey, p->lid, p->max_qp);
+		fprintf(o,
+			"\"node_guid\":\"%016" PRIx64 "\",\"sys_image_guid\":\"%016" PRIx64 "\",",
+			p->node_guid, p->sys_image_guid);
+		rn_json_kv(o, "pci_path", p->pci_path, true);
+		rn_json_kv(o, "pci_root", p->pci_root[0] ? p->pci_root : NULL, true);
+		fprintf(o, "\"numa_node\":%d,\"rail_id\":%d,\"plane_id\":%d,\"gid\":{\"index\":%d,",
+			p->numa_node, p->rail_id, p->plane_id, p->gid.index);
+		rn_json_kv(o, "gid", gid, true);
+		rn_json_kv(o, "type", rn_type_str(p->gid.type), true);
+		rn_json_kv(o, "address", ib ? NULL : addr, true);
+		rn_json_kv(o, "interface", ib ? NULL : p->gid.ifname, true);
+		rn_json_kv(o, "why", p->gid.why, false);
+		fprintf(o, "}}");
+	}
+	fprintf(o, "],\"dropped\":[");
+	for (int i = 0; i < d->ndrops; i++) {
+		const struct rn_drop *x = &d->drops[i];
+
+		fprintf(o, "%s{", i ? "," : "");
+		rn_json_kv(o, "device", x->name, true);
+		fprintf(o, "\"port\":%d,", x->port);
+		rn_json_kv(o, "kind", rn_drop_kind_str(x->kind), true);
+		rn_json_kv(o, "why", x->why, true);
+		rn_json_kv(o, "fix", x->fix[0] ? x->fix : NULL, false);
+		fputc('}', o);
+	}
+	fprintf(o, "],\"offered\":{");
+	for (int v = 0; v < 2; v++) {
+		fprintf(o, "%s\"%s\":[", v ? "," : "", v == 0 ? "nccl_2_24_plus" : "nccl_older");
+		for (int i = 0; i < doc->nview[v]; i++) {
+			const struct rn_nic *n = &doc->views[v][i];
+
+			fprintf(o, "%s{\"index\":%d,", i ? "," : "", i);
+			rn_json_kv(o, "name", n->name, true);
+			fprintf(o, "\"speed_mbps\":%d,\"ports\":%d,", n->speed, n->nports);
+			rn_json_kv(o, "pci_path", n->pci_path, false);
+			fputc('}', o);
+		}
+		fputc(']', o);
+	}
+	fprintf(o, "},\"problems\":[");
+	for (int i = 0; i < doc->nproblems; i++) {
+		fprintf(o, "%s{", i ? "," : "");
+		rn_json_kv(o, "what", doc->problems[i].what, true);
+		rn_json_kv(o, "fix", doc->problems[i].fix[0] ? doc->problems[i].fix : NULL, false);
+		fputc('}', o);
+	}
+	fprintf(o, "],");
+	rn_json_kv(o, "verdict", doc->nproblems ? "problems" : "fit", false);
+	fprintf(o, "}\n");
+}
+
+/* ---- main -------------------------------------------------------------------------------- */
+
+static void rn_usage(FILE *o)
+{
+	fprintf(o,
+		"usage: railnet-doctor [--json] [--ifaddrs FILE] [--time N] [--help]\n"
+		"Print what railnet finds in this pod: environment, RDMA ports and the GID chosen\n"
+		"for each (and why), what is left out (and the fix), the devices NCCL will see,\n"
+		"and a verdict. Reads the same environment as the plugin (NCCL_IB_*, RAILNET_*).\n"
+		"  --json          one JSON document (schema: docs/doctor.md)\n"
+		"  --ifaddrs FILE  judge GIDs against the addresses in FILE (\"<ifname> "
+		"<addr>[/len]\"\n"
+		"                  lines, softverbs-fabric's VIEW/softverbs/ifaddrs) instead of "
+		"this\n"
+		"                  network namespace's: to check a pod's view from outside the "
+		"pod\n"
+		"  --time N        benchmark: run discovery (with GID choice) N times and print "
+		"the\n"
+		"                  min and median time, then exit 0\n"
+		"Exit status: 0 fit, 1 problems found (or the doctor could not run), 2 usage "
+		"error.\n");
+}
+
+static double rn_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int rn_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int rn_doc_time(const struct rn_config *cfg, const struct rn_ifaddr *ifa, int nifa, int runs,
+		       double load_ms)
+{
+	double *t = calloc((size_t)runs, sizeof(*t));
+	int nports = 0;
+
+	if (!t)
+		return 1;
+	rn_log_set_logger(NULL);
+	for (int i = 0; i < runs; i++) {
+		struct rn_discovery *d;
+		double t0 = rn_now_ms();
+
+		if (rn_discover(cfg, ifa, nifa, &d)) {
+			free(t);
+			return 1;
+		}
+		t[i] = rn_now_ms() - t0;
+		nports = d->nports;
+		rn_discovery_destroy(d);
+	}
+	qsort(t, (size_t)runs, sizeof(*t), rn_cmp_double);
+	printf("init: libibverbs load %.2f ms; discovery + GID choice of %d port(s): min %.2f ms, "
+	       "median %.2f ms, max %.2f ms over %d runs\n",
+	       load_ms, nports, t[0], t[runs / 2], t[runs - 1], runs);
+	free(t);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "ifaddrs", required_argument, NULL, 'i' },
+		{ "time", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct rn_doc doc = { 0 };
+	struct rn_ifaddr *ifa = NULL;
+	const char *ifaddrs_file = NULL;
+	bool json = false;
+	int nifa = 0, runs = 0, c, rc = 1;
+	double t0, load_ms;
+	char *end;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'i':
+			ifaddrs_file = optarg;
+			break;
+		case 't':
+			runs = (int)strtol(optarg, &end, 10);
+			if (*end || runs < 1 || runs > 100000) {
+				fprintf(stderr, "railnet-doctor: --time %s: a count 1..100000\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'h':
+			rn_usage(stdout);
+			return 0;
+		default:
+			rn_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "railnet-doctor: unexpected argument '%s'\n", argv[optind]);
+		rn_usage(stderr);
+		return 2;
+	}
+	if (ifaddrs_file) {
+		int bad = 0, r = rn_ifaddrs_load(ifaddrs_file, &ifa, &nifa, &bad);
+
+		if (r) {
+			fprintf(stderr, "railnet-doctor: --ifaddrs %s: %s%s%d\n", ifaddrs_file,
+				r == -EINVAL ? "malformed at line " : strerror(-r),
+				r == -EINVAL ? "" : "", r == -EINVAL ? bad : 0);
+			return 2;
+		}
+	}
+	if (rn_config_acquire()) {
+		fprintf(stderr, "railnet-doctor: the environment holds a bad value (above); "
+				"railnet's init would fail the same way\n");
+		goto out_free;
+	}
+	doc.cfg = rn_config();
+	t0 = rn_now_ms();
+	if (rn_verbs_load(doc.cfg->ibverbs_lib)) {
+		fprintf(stderr, "railnet-doctor: cannot load libibverbs (above): railnet's init "
+				"would fail; install rdma-core's libibverbs in the image\n");
+		goto out_release;
+	}
+	load_ms = rn_now_ms() - t0;
+	if (runs) {
+		rc = rn_doc_time(doc.cfg, ifa, ifaddrs_file ? nifa : 0, runs, load_ms);
+		goto out_unload;
+	}
+	if (rn_discover(doc.cfg, ifaddrs_file ? ifa : NULL, nifa, &doc.d)) {
+		fprintf(stderr, "railnet-doctor: discovery failed (above)\n");
+		goto out_unload;
+	}
+	rn_doc_env(&doc);
+	if (rn_doc_views(&doc)) {
+		fprintf(stderr, "railnet-doctor: out of memory\n");
+		goto out_destroy;
+	}
+	rn_doc_verdict(&doc);
+	if (json)
+		rn_doc_json(&doc, stdout);
+	else
+		rn_doc_text(&doc, stdout);
+	rc = doc.nproblems ? 1 : 0;
+out_destroy:
+	for (int v = 0; v < 2; v++) {
+		for (int i = 0; i < doc.nview[v]; i++)
+			rn_nic_fini(&doc.views[v][i]);
+		free(doc.views[v]);
+	}
+	rn_discovery_destroy(doc.d);
+out_unload:
+	rn_verbs_unload();
+out_release:
+	rn_config_release();
+out_free:
+	free(ifa);
+	return rc;
+}
