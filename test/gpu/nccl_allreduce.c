@@ -12,23 +12,23 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
-#define CHECK_CUDA(x) \
-	do { \
-		cudaError_t e_ = (x); \
-		if (e_ != cudaSuccess) { \
+#define CHECK_CUDA(x)                                                             \
+	do {                                                                      \
+		cudaError_t e_ = (x);                                             \
+		if (e_ != cudaSuccess) {                                          \
 			fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, \
-				cudaGetErrorString(e_)); \
-			exit(2); \
-		} \
+				cudaGetErrorString(e_));                          \
+			exit(2);                                                  \
+		}                                                                 \
 	} while (0)
-#define CHECK_NCCL(x) \
-	do { \
-		ncclResult_t r_ = (x); \
-		if (r_ != ncclSuccess) { \
+#define CHECK_NCCL(x)                                                             \
+	do {                                                                      \
+		ncclResult_t r_ = (x);                                            \
+		if (r_ != ncclSuccess) {                                          \
 			fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, \
-				ncclGetErrorString(r_)); \
-			exit(3); \
-		} \
+				ncclGetErrorString(r_));                          \
+			exit(3);                                                  \
+		}                                                                 \
 	} while (0)
 
 int main(int argc, char **argv)
@@ -72,8 +72,8 @@ int main(int argc, char **argv)
 		}
 		CHECK_NCCL(ncclGroupStart());
 		for (int i = 0; i < ndev; i++)
-			CHECK_NCCL(ncclAllReduce(buf[i], buf[i], count, ncclFloat, ncclSum, comms[i],
-						 streams[i]));
+			CHECK_NCCL(ncclAllReduce(buf[i], buf[i], count, ncclFloat, ncclSum,
+						 comms[i], streams[i]));
 		CHECK_NCCL(ncclGroupEnd());
 		for (int i = 0; i < ndev; i++) {
 			CHECK_CUDA(cudaSetDevice(i));
