@@ -1,13 +1,27 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # `make bench`: runs the benchmarks that need no extra hardware. BUILD is the build directory.
-# softverbs-bench: softverbs' own speed (one-copy path, then the stream path).
+# 1. railnet init time (discovery + GID choice) on the seeds' 16-rail pod view (goal < 50 ms);
+# 2. softverbs-bench: softverbs' own speed (one-copy path, then the stream path).
 set -eu
 BUILD=${BUILD:-build}
-if [ -x "$BUILD/bin/softverbs-bench" ]; then
-	"$BUILD/bin/softverbs-bench" "$@"
-	SOFTVERBS_VM=off "$BUILD/bin/softverbs-bench" -m 16777216 "$@"
-else
-	echo "bench/run.sh: $BUILD/bin/softverbs-bench not built" >&2
-	exit 1
-fi
+for b in softverbs-bench railnet-doctor softverbs-fabric; do
+	if [ ! -x "$BUILD/bin/$b" ]; then
+		echo "bench/run.sh: $BUILD/bin/$b not built" >&2
+		exit 1
+	fi
+done
+
+echo "== railnet init (discovery + GID choice), seeds-b4 16-rail pod, 200 runs =="
+fab=$(mktemp -d)
+trap 'rm -rf "$fab"' EXIT
+"$BUILD/bin/softverbs-fabric" build test/fixtures/seeds-b4.spec "$fab" >/dev/null
+view=$(find "$fab" -path '*/view' -type d | grep -v /host/ | sort | head -1)
+RAILNET_SYSFS_ROOT=$view SOFTVERBS_VIEW=$view \
+	RAILNET_IBVERBS_LIB=$BUILD/softverbs/libibverbs.so.1 \
+	"$BUILD/bin/railnet-doctor" --ifaddrs "$view/softverbs/ifaddrs" --time 200
+
+echo
+echo "== softverbs-bench: one QP, RDMA WRITE between two processes =="
+"$BUILD/bin/softverbs-bench" "$@"
+SOFTVERBS_VM=off "$BUILD/bin/softverbs-bench" -m 16777216 "$@"

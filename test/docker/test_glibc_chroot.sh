@@ -31,6 +31,10 @@ releases=${RN_CHROOT_RELEASES:-bullseye trixie}
 mirror=${RN_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 
 [ -f "$so" ] || { echo "FAIL: $so does not exist"; exit 1; }
+if readelf -d "$so" 2>/dev/null | grep -qE 'NEEDED.*lib(a|ub|t)san'; then
+	echo "SKIP: $so is a sanitizer build (it needs the sanitizer runtime, which no container has)"
+	exit 77
+fi
 if [ "$(id -u)" != 0 ]; then
 	echo "SKIP: chroot needs root (uid $(id -u))"
 	exit 77
