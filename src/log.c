@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "railnet/log.h"
@@ -77,7 +78,7 @@ void rn_vlog(int level, unsigned long flags, const char *where, int line, const 
 
 		gethostname(host, sizeof(host) - 1);
 		fprintf(stderr, "%s:%d:%d [railnet] NCCL %s %s\n", host, (int)getpid(),
-			(int)gettid(), rn_level_name(level), msg);
+			(int)syscall(SYS_gettid), rn_level_name(level), msg);
 	}
 	errno = saved;
 }

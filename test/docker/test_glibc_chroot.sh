@@ -13,8 +13,8 @@
 # "version `GLIBC_x.y' not found" below it. So the test checks both that the floor computed
 # from symbol versions is what a real older loader enforces, and that a glibc newer than the
 # build host's loads the plugin. Debian's archive is the only one reachable from our build
-# machines, so no distribution with exactly the floor (glibc 2.34: RHEL 9 and rebuilds) is
-# tried here; docker_glibc_floor checks the floor itself on every run.
+# machines, so bullseye is exactly the supported floor (glibc 2.31); docker_glibc_floor checks the
+# floor itself on every run.
 #
 # Opt-in, because it needs root (chroot) and the first run downloads about 100 MB per
 # release from the Debian mirror (about 1.5 min each): RN_DOCKER_CHROOT=1. Root file systems
