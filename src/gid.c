@@ -578,6 +578,12 @@ int rn_ifaddrs_load(const char *path, struct rn_ifaddr **list, int *n, int *bad_
 			break;
 	}
 	fclose(f);
+	/* An empty file is an empty list, never NULL: callers read NULL as "this namespace". */
+	if (!rc && !l) {
+		l = calloc(1, sizeof(*l));
+		if (!l)
+			rc = -ENOMEM;
+	}
 	if (rc) {
 		free(l);
 		return rc;

@@ -192,12 +192,9 @@ static int rn_view_build(struct rn_view *v, bool merged, const int *group, int n
 				return rc;
 		}
 	}
-	for (int i = 0; i < v->n; i++) {
-		struct rn_nic *nic = &rn_net.nics[v->nic[i]];
-
-		nic->vprops.ndevs = 1;
-		nic->vprops.devs[0] = i;
-	}
+	/* A base device's vProps is {1, {its index}} in the numbering asked about; it is made
+	 * in getProperties, since one lone port's nic can sit at different indices in the
+	 * per-port and the merged numbering. */
 	v->nbase = v->n;
 	return 0;
 }
@@ -474,7 +471,12 @@ int rn_net_get_properties_in(enum rn_net_view view, int dev, struct rn_props *pr
 	props->max_recvs = RN_MAX_RECVS;
 	props->net_device_type = 0;
 	props->net_device_version = 0;
-	props->vprops = d->vprops;
+	if (dev < rn_net.view[view].nbase) {
+		props->vprops.ndevs = 1;
+		props->vprops.devs[0] = dev;
+	} else {
+		props->vprops = d->vprops;
+	}
 	props->max_p2p_bytes = RN_MAX_P2P_BYTES;
 	props->max_coll_bytes = RN_MAX_COLL_BYTES;
 	props->max_multi_request_size = 1;

@@ -112,11 +112,11 @@ int rn_vdev_groups(const struct rn_port *ports, int n, int *group)
 			      !strcmp(ports[j].pci_path, ports[i].pci_path)))
 				continue;
 			count = 0;
-			for (int k = 0; k < i && count < RN_MAX_VDEV_CHILDREN - 1; k++)
+			for (int k = 0; k < i && count < RN_MAX_VDEV_CHILDREN; k++)
 				if (group[k] == group[j])
 					members[count++] = k;
-			if (count == RN_MAX_VDEV_CHILDREN - 1)
-				continue; /* full */
+			if (count == RN_MAX_VDEV_CHILDREN)
+				continue; /* full: 8 members already */
 			members[count++] = i;
 			if (!rn_vdev_check(ports, members, count, RN_MAX_VDEV_CHILDREN, why,
 					   sizeof(why)))

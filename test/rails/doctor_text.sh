@@ -55,5 +55,11 @@ ctx=usage-arg; "$DOC" extra >/dev/null 2>&1; rc=$?; expect 2
 ctx=usage-time; "$DOC" --time 0 >/dev/null 2>&1; rc=$?; expect 2
 ctx=help; "$DOC" --help >"$W/out"; rc=$?; expect 0 "usage: railnet-doctor" "--json"
 ctx=ifaddrs-missing; "$DOC" --ifaddrs /nonexistent >/dev/null 2>&1; rc=$?; expect 2
+# an empty address list is a pod with no rail address, not "use the doctor's own namespace"
+ctx=ifaddrs-empty; v=$W/seeds-b4/n1/train-0/view; : >"$W/empty"
+env RAILNET_SYSFS_ROOT="$v" SOFTVERBS_VIEW="$v" RAILNET_IBVERBS_LIB="$LIB" \
+	"$DOC" --ifaddrs "$W/empty" >"$W/out" 2>"$W/err"
+rc=$?
+expect 1 "Ports (0 usable of 16 device(s) listed)"
 [ $fail = 0 ] && echo "ok: doctor text output and exit codes"
 exit $fail

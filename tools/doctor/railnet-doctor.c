@@ -523,9 +523,12 @@ int main(int argc, char **argv)
 		int bad = 0, r = rn_ifaddrs_load(ifaddrs_file, &ifa, &nifa, &bad);
 
 		if (r) {
-			fprintf(stderr, "railnet-doctor: --ifaddrs %s: %s%s%d\n", ifaddrs_file,
-				r == -EINVAL ? "malformed at line " : strerror(-r),
-				r == -EINVAL ? "" : "", r == -EINVAL ? bad : 0);
+			if (r == -EINVAL)
+				fprintf(stderr, "railnet-doctor: --ifaddrs %s: malformed at line %d\n",
+					ifaddrs_file, bad);
+			else
+				fprintf(stderr, "railnet-doctor: --ifaddrs %s: %s\n", ifaddrs_file,
+					strerror(-r));
 			return 2;
 		}
 	}

@@ -63,13 +63,16 @@ static int cmd_build(const char *spec, const char *outdir)
 	if (!ret) {
 		char abs[PATH_MAX];
 
-		if (!realpath(outdir, abs))
+		if (!realpath(outdir, abs)) {
 			ret = -errno;
-		sv_pathf(path, sizeof(path), "%s/fabric.spec", abs);
-		if (!ret)
+			fprintf(stderr, "softverbs-fabric: %s: %s\n", outdir, strerror(-ret));
+		} else {
+			sv_pathf(path, sizeof(path), "%s/fabric.spec", abs);
 			ret = copy_file(spec, path);
-		if (ret)
-			fprintf(stderr, "softverbs-fabric: cannot copy %s to %s\n", spec, path);
+			if (ret)
+				fprintf(stderr, "softverbs-fabric: cannot copy %s to %s\n", spec,
+					path);
+		}
 	}
 	sv_fabric_destroy(f);
 	return ret;

@@ -411,6 +411,9 @@ static int sv_resp_req(struct sv_conn *c, const struct sv_hdr *h, const char *bo
 	}
 	if (!first && !qp->cur_active)
 		goto drop;
+	/* a stream chunk must lie inside the message whose bounds were checked */
+	if (!vm && (h->off > h->total || h->len > h->total - h->off))
+		goto drop;
 	if (vm) {
 		if (h->niov > SV_MAX_IOV || h->len != h->niov * sizeof(struct sv_iov))
 			goto drop;
