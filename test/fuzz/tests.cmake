@@ -57,3 +57,4 @@ endfunction()
 rn_add_fuzz(NAME fuzz_env SOURCE ${RN_FUZZ_DIR}/fuzz_env.c CORPUS ${RN_FUZZ_DIR}/corpus/env
 	CORE_SOURCES ${CMAKE_SOURCE_DIR}/src/config.c ${CMAKE_SOURCE_DIR}/src/log.c)
 rn_add_fuzz(NAME fuzz_hca SOURCE ${RN_FUZZ_DIR}/fuzz_hca.c CORPUS ${RN_FUZZ_DIR}/corpus/hca CORE_SOURCES ${CMAKE_SOURCE_DIR}/src/hca.c ${CMAKE_SOURCE_DIR}/src/gid.c)
+rn_add_fuzz(NAME fuzz_wire SOURCE ${RN_FUZZ_DIR}/fuzz_wire.c CORPUS ${RN_FUZZ_DIR}/corpus/wire CORE_SOURCES ${CMAKE_SOURCE_DIR}/src/wire.c)

@@ -1,0 +1,895 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * oob.c owns the out-of-band TCP side of connection setup: the choice of the bootstrap
+ * interface (NCCL_SOCKET_IFNAME semantics, else the default route), the listening socket and
+ * its handle, and the non-blocking handshake state machines of connect and accept (one
+ * function per state, resumed on partial reads and writes, bounded by a deadline). It must
+ * never block, never read the environment, and never touch verbs: what the HELLO carries is
+ * filled by the caller (directly, or in the peer_hello hook).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "railnet/log.h"
+#include "railnet/oob.h"
+
+#define RN_OOB_BACKLOG 16
+#define RN_OOB_SPEC_MAX 32 /* NCCL_SOCKET_IFNAME entries considered */
+#define RN_OOB_PEER_STR (INET6_ADDRSTRLEN + 16)
+
+/* ---- interface choice -------------------------------------------------------------------- */
+
+struct rn_oob_spec {
+	bool exclude, exact;
+	int n;
+	char names[RN_OOB_SPEC_MAX][IF_NAMESIZE];
+};
+
+static void rn_oob_spec_parse(const char *s, struct rn_oob_spec *spec)
+{
+	memset(spec, 0, sizeof(*spec));
+	if (*s == '^') {
+		spec->exclude = true;
+		s++;
+	}
+	if (*s == '=') {
+		spec->exact = true;
+		s++;
+	}
+	while (*s && spec->n < RN_OOB_SPEC_MAX) {
+		size_t len = strcspn(s, ",:");
+
+		if (len && len < IF_NAMESIZE) {
+			memcpy(spec->names[spec->n], s, len);
+			spec->names[spec->n++][len] = '\0';
+		}
+		s += len;
+		s += strcspn(s, ","); /* skip a ":port" suffix */
+		if (*s == ',')
+			s++;
+	}
+}
+
+static bool rn_oob_spec_match(const struct rn_oob_spec *spec, const char *name)
+{
+	bool hit = false;
+
+	for (int i = 0; i < spec->n && !hit; i++)
+		hit = spec->exact ? !strcmp(name, spec->names[i])
+				  : !strncmp(name, spec->names[i], strlen(spec->names[i]));
+	return hit != spec->exclude;
+}
+
+static bool rn_oob_if_usable(const struct rn_oob_if *f)
+{
+	if (!f->up || (f->family != AF_INET && f->family != AF_INET6))
+		return false;
+	/* fe80::/10 needs a scope on the peer side too; NCCL's bootstrap avoids it as well. */
+	return !(f->family == AF_INET6 && f->addr[0] == 0xfe && (f->addr[1] & 0xc0) == 0x80);
+}
+
+/* Which addresses a pass of the choice accepts. */
+enum rn_oob_pass {
+	RN_PASS_SPEC,	    /* matches NCCL_SOCKET_IFNAME, not loopback */
+	RN_PASS_SPEC_LO,    /* matches NCCL_SOCKET_IFNAME, loopback */
+	RN_PASS_ROUTE,	    /* the default route's interface */
+	RN_PASS_NOT_DOCKER, /* not loopback, not docker* (NCCL's default "^docker,lo") */
+	RN_PASS_NOT_LO,	    /* not loopback */
+	RN_PASS_ANY,	    /* loopback as the last resort */
+};
+
+static bool rn_oob_pass_ok(enum rn_oob_pass pass, const struct rn_oob_if *f,
+			   const struct rn_oob_spec *spec, const char *route_if)
+{
+	switch (pass) {
+	case RN_PASS_SPEC:
+		return !f->loopback && rn_oob_spec_match(spec, f->name);
+	case RN_PASS_SPEC_LO:
+		return f->loopback && rn_oob_spec_match(spec, f->name);
+	case RN_PASS_ROUTE:
+		return route_if && *route_if && !strcmp(f->name, route_if);
+	case RN_PASS_NOT_DOCKER:
+		return !f->loopback && strncmp(f->name, "docker", 6);
+	case RN_PASS_NOT_LO:
+		return !f->loopback;
+	case RN_PASS_ANY:
+		return true;
+	}
+	return false;
+}
+
+/* First usable address the pass accepts, in list order, IPv4 before IPv6. */
+static bool rn_oob_first(const struct rn_oob_if *ifs, size_t n, enum rn_oob_pass pass,
+			 const struct rn_oob_spec *spec, const char *route_if, size_t *idx)
+{
+	static const int families[] = { AF_INET, AF_INET6 };
+
+	for (size_t k = 0; k < 2; k++)
+		for (size_t i = 0; i < n; i++)
+			if (ifs[i].family == families[k] && rn_oob_if_usable(&ifs[i]) &&
+			    rn_oob_pass_ok(pass, &ifs[i], spec, route_if)) {
+				*idx = i;
+				return true;
+			}
+	return false;
+}
+
+static void rn_oob_if_list(const struct rn_oob_if *ifs, size_t n, char *out, size_t len)
+{
+	size_t used = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		bool dup = false;
+
+		if (!ifs[i].up)
+			continue;
+		for (size_t j = 0; j < i && !dup; j++)
+			dup = ifs[j].up && !strcmp(ifs[j].name, ifs[i].name);
+		if (dup || used >= len)
+			continue;
+		used += (size_t)snprintf(out + used, len - used, "%s%s", used ? ", " : "",
+					 ifs[i].name);
+	}
+	if (!out[0])
+		snprintf(out, len, "none");
+}
+
+int rn_oob_if_select(const struct rn_oob_if *ifs, size_t n, const char *spec, const char *route_if,
+		     size_t *idx, char *why, size_t why_len)
+{
+	static const enum rn_oob_pass with_spec[] = { RN_PASS_SPEC, RN_PASS_SPEC_LO };
+	static const enum rn_oob_pass without[] = { RN_PASS_ROUTE, RN_PASS_NOT_DOCKER,
+						    RN_PASS_NOT_LO, RN_PASS_ANY };
+	const enum rn_oob_pass *passes = without;
+	size_t npasses = sizeof(without) / sizeof(without[0]);
+	struct rn_oob_spec s;
+	char names[256];
+
+	memset(&s, 0, sizeof(s));
+	if (spec && *spec) {
+		rn_oob_spec_parse(spec, &s);
+		passes = with_spec;
+		npasses = sizeof(with_spec) / sizeof(with_spec[0]);
+	}
+	for (size_t p = 0; p < npasses; p++)
+		if (rn_oob_first(ifs, n, passes[p], &s, route_if, idx))
+			return 0;
+	if (spec && *spec) {
+		rn_oob_if_list(ifs, n, names, sizeof(names));
+		snprintf(why, why_len,
+			 "NCCL_SOCKET_IFNAME=%s matches no up interface with a usable address "
+			 "(up here: %s)",
+			 spec, names);
+	} else {
+		snprintf(why, why_len, "no up interface with a usable IPv4 or IPv6 address");
+	}
+	return -ENODEV;
+}
+
+int rn_oob_route_if(const char *path, bool ipv6, char name[IF_NAMESIZE])
+{
+	unsigned long best_metric = ~0ul;
+	char line[512], best[IF_NAMESIZE] = "";
+	FILE *f;
+
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char ifn[IF_NAMESIZE], dst[33];
+		unsigned long metric, flags, dest, mask;
+		unsigned plen;
+
+		if (ipv6) {
+			if (sscanf(line, "%32s %x %*s %*x %*s %lx %*x %*x %lx %15s", dst, &plen,
+				   &metric, &flags, ifn) != 5)
+				continue;
+			if (plen || strspn(dst, "0") != 32)
+				continue;
+		} else {
+			if (sscanf(line, "%15s %lx %*x %lx %*d %*d %lu %lx", ifn, &dest, &flags,
+				   &metric, &mask) != 5)
+				continue;
+			if (dest || mask)
+				continue;
+		}
+		/* RTF_UP, and not RTF_REJECT (the kernel's unreachable default on lo). */
+		if (!(flags & 0x1) || (flags & 0x200) || !strcmp(ifn, "lo"))
+			continue;
+		if (metric < best_metric) {
+			best_metric = metric;
+			snprintf(best, sizeof(best), "%s", ifn);
+		}
+	}
+	fclose(f);
+	if (!best[0])
+		return -ENOENT;
+	memcpy(name, best, IF_NAMESIZE);
+	return 0;
+}
+
+int rn_oob_if_find(const char *spec, struct rn_oob_if *out)
+{
+	struct ifaddrs *all, *a;
+	struct rn_oob_if *ifs;
+	char route[IF_NAMESIZE] = "", why[512];
+	size_t n = 0, cap = 0, idx;
+	int rc;
+
+	if (getifaddrs(&all)) {
+		rc = -errno;
+		RN_WARN("cannot list network interfaces for the out-of-band socket: %s",
+			strerror(-rc));
+		return rc;
+	}
+	for (a = all; a; a = a->ifa_next)
+		cap++;
+	ifs = calloc(cap ? cap : 1, sizeof(*ifs));
+	if (!ifs) {
+		rc = -ENOMEM;
+		goto err_free_ifaddrs;
+	}
+	for (a = all; a; a = a->ifa_next) {
+		struct rn_oob_if *f = &ifs[n];
+
+		if (!a->ifa_addr ||
+		    (a->ifa_addr->sa_family != AF_INET && a->ifa_addr->sa_family != AF_INET6))
+			continue;
+		snprintf(f->name, sizeof(f->name), "%s", a->ifa_name);
+		f->family = a->ifa_addr->sa_family;
+		if (f->family == AF_INET) {
+			memcpy(f->addr, &((struct sockaddr_in *)(void *)a->ifa_addr)->sin_addr, 4);
+		} else {
+			struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)(void *)a->ifa_addr;
+
+			memcpy(f->addr, &s6->sin6_addr, 16);
+			f->scope_id = s6->sin6_scope_id;
+		}
+		f->up = a->ifa_flags & IFF_UP;
+		f->loopback = a->ifa_flags & IFF_LOOPBACK;
+		n++;
+	}
+	if (!spec || !*spec) {
+		if (rn_oob_route_if("/proc/net/route", false, route))
+			rn_oob_route_if("/proc/net/ipv6_route", true, route);
+	}
+	rc = rn_oob_if_select(ifs, n, spec, route, &idx, why, sizeof(why));
+	if (rc) {
+		RN_WARN("out-of-band interface: %s", why);
+		goto err_free_ifs;
+	}
+	*out = ifs[idx];
+	rc = 0;
+err_free_ifs:
+	free(ifs);
+err_free_ifaddrs:
+	freeifaddrs(all);
+	return rc;
+}
+
+/* ---- sockets ----------------------------------------------------------------------------- */
+
+union rn_sockaddr {
+	struct sockaddr sa;
+	struct sockaddr_in sin;
+	struct sockaddr_in6 sin6;
+	struct sockaddr_storage ss;
+};
+
+static socklen_t rn_sockaddr_make(union rn_sockaddr *u, int family, const uint8_t *addr,
+				  uint16_t port, uint32_t scope_id)
+{
+	memset(u, 0, sizeof(*u));
+	if (family == AF_INET) {
+		u->sin.sin_family = AF_INET;
+		u->sin.sin_port = htons(port);
+		memcpy(&u->sin.sin_addr, addr, 4);
+		return sizeof(u->sin);
+	}
+	u->sin6.sin6_family = AF_INET6;
+	u->sin6.sin6_port = htons(port);
+	u->sin6.sin6_scope_id = scope_id;
+	memcpy(&u->sin6.sin6_addr, addr, 16);
+	return sizeof(u->sin6);
+}
+
+static void rn_sockaddr_str(const union rn_sockaddr *u, char *out, size_t len)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+
+	if (u->sa.sa_family == AF_INET) {
+		inet_ntop(AF_INET, &u->sin.sin_addr, host, sizeof(host));
+		snprintf(out, len, "%s:%u", host, ntohs(u->sin.sin_port));
+	} else {
+		inet_ntop(AF_INET6, &u->sin6.sin6_addr, host, sizeof(host));
+		snprintf(out, len, "[%s]:%u", host, ntohs(u->sin6.sin6_port));
+	}
+}
+
+static uint64_t rn_oob_nonce(void)
+{
+	static unsigned long counter;
+	struct timespec ts;
+	uint64_t v;
+
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) == (ssize_t)sizeof(v))
+		return v;
+	/* No entropy yet (early boot): unique enough to tell our listeners from strays. */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	v = (uint64_t)ts.tv_sec * 1000000007u ^ (uint64_t)ts.tv_nsec << 20 ^
+	    (uint64_t)getpid() << 40 ^ __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
+	return v * 0x9e3779b97f4a7c15ull;
+}
+
+static long long rn_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+struct rn_oob_listener {
+	int fd;
+	uint64_t nonce;
+	char addr[RN_OOB_PEER_STR];
+};
+
+int rn_oob_listen(const struct rn_oob_if *iface, void *handle, struct rn_oob_listener **out)
+{
+	struct rn_handle_info info;
+	struct rn_oob_listener *l;
+	union rn_sockaddr u;
+	socklen_t len;
+	int rc;
+
+	if (iface->family != AF_INET && iface->family != AF_INET6)
+		return -EINVAL;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->fd = socket(iface->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (l->fd < 0) {
+		rc = -errno;
+		RN_WARN("out-of-band listen on %s: socket: %s", iface->name, strerror(-rc));
+		goto err_free;
+	}
+	len = rn_sockaddr_make(&u, iface->family, iface->addr, 0, iface->scope_id);
+	rn_sockaddr_str(&u, l->addr, sizeof(l->addr));
+	if (bind(l->fd, &u.sa, len) || listen(l->fd, RN_OOB_BACKLOG)) {
+		rc = -errno;
+		RN_WARN("out-of-band listen on %s (%s): %s", iface->name, l->addr, strerror(-rc));
+		goto err_close;
+	}
+	len = sizeof(u);
+	if (getsockname(l->fd, &u.sa, &len)) {
+		rc = -errno;
+		RN_WARN("out-of-band listen on %s: getsockname: %s", iface->name, strerror(-rc));
+		goto err_close;
+	}
+	rn_sockaddr_str(&u, l->addr, sizeof(l->addr));
+	memset(&info, 0, sizeof(info));
+	info.family = iface->family;
+	info.port = ntohs(iface->family == AF_INET ? u.sin.sin_port : u.sin6.sin6_port);
+	info.scope_id = iface->family == AF_INET6 ? iface->scope_id : 0;
+	memcpy(info.addr, iface->addr, iface->family == AF_INET ? 4 : 16);
+	l->nonce = info.nonce = rn_oob_nonce();
+	memset(handle, 0, RN_WIRE_HANDLE_BUF);
+	rc = rn_wire_handle_encode(&info, handle);
+	if (rc)
+		goto err_close;
+	RN_INFO(RN_SUB_NET, "out-of-band listener on %s %s", iface->name, l->addr);
+	*out = l;
+	return 0;
+
+err_close:
+	close(l->fd);
+err_free:
+	free(l);
+	return rc;
+}
+
+void rn_oob_listener_destroy(struct rn_oob_listener *l)
+{
+	if (!l)
+		return;
+	close(l->fd);
+	free(l);
+}
+
+/* ---- the handshake state machines -------------------------------------------------------- */
+
+struct rn_oob_conn {
+	enum rn_oob_state state;
+	bool acceptor;
+	bool peer_ok; /* RECV_HELLO: the HELLO is validated, only the hook is pending */
+	int fd;	      /* -1 when closed */
+	int err;      /* FAILED: the error progress keeps returning */
+	long timeout_ms;
+	long long deadline; /* CLOCK_MONOTONIC ms; 0: not armed (acceptor without a peer) */
+	uint64_t nonce;	    /* the handle's */
+	struct rn_oob_listener *listener;
+	rn_oob_peer_hello_fn peer_hello;
+	void *arg;
+	int sockbuf;
+	char peer_str[RN_OOB_PEER_STR];
+	size_t off, len; /* progress through buf */
+	uint8_t buf[RN_WIRE_MSG_MAX];
+	struct rn_hello local, peer;
+};
+
+static const char *const rn_oob_state_names[] = {
+	[RN_OOB_CONNECTING] = "CONNECTING", [RN_OOB_SEND_HELLO] = "SEND_HELLO",
+	[RN_OOB_RECV_HELLO] = "RECV_HELLO", [RN_OOB_SEND_READY] = "SEND_READY",
+	[RN_OOB_ACCEPTING] = "ACCEPTING",   [RN_OOB_REPLY_HELLO] = "REPLY_HELLO",
+	[RN_OOB_RECV_READY] = "RECV_READY", [RN_OOB_DONE] = "DONE",
+	[RN_OOB_FAILED] = "FAILED",
+};
+
+static void rn_oob_close_fd(struct rn_oob_conn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+}
+
+static int rn_oob_fail(struct rn_oob_conn *c, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int rn_oob_fail(struct rn_oob_conn *c, int err, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	RN_WARN("out-of-band %s %s failed in state %s: %s",
+		c->acceptor ? "accept from" : "connect to", c->peer_str,
+		rn_oob_state_names[c->state], msg);
+	rn_oob_close_fd(c);
+	c->state = RN_OOB_FAILED;
+	c->err = err;
+	return err;
+}
+
+/* A connection that never proved to be our peer: drop it and accept again. */
+static int rn_oob_drop_stray(struct rn_oob_conn *c, const char *why)
+{
+	RN_WARN("out-of-band listener: dropped connection from %s that is not railnet's peer "
+		"for this listener: %s",
+		c->peer_str, why);
+	rn_oob_close_fd(c);
+	c->deadline = 0;
+	c->off = c->len = 0;
+	snprintf(c->peer_str, sizeof(c->peer_str), "(not yet connected)");
+	c->state = RN_OOB_ACCEPTING;
+	return 0;
+}
+
+static void rn_oob_enter(struct rn_oob_conn *c, enum rn_oob_state s, size_t len)
+{
+	c->state = s;
+	c->off = 0;
+	c->len = len;
+	c->peer_ok = false;
+}
+
+/* Write buf[off..len). 0 when all is written, -EAGAIN, or -errno. */
+static int rn_oob_send_some(struct rn_oob_conn *c)
+{
+	while (c->off < c->len) {
+		ssize_t n = send(c->fd, c->buf + c->off, c->len - c->off, MSG_NOSIGNAL);
+
+		if (n > 0) {
+			c->off += (size_t)n;
+		} else if (n < 0 && errno == EINTR) {
+			continue;
+		} else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			return -EAGAIN;
+		} else {
+			return n < 0 ? -errno : -EIO;
+		}
+	}
+	return 0;
+}
+
+/* Read into buf[off..len). 0 when len bytes are there, -EAGAIN, -ECONNRESET on EOF. */
+static int rn_oob_recv_some(struct rn_oob_conn *c)
+{
+	while (c->off < c->len) {
+		ssize_t n = recv(c->fd, c->buf + c->off, c->len - c->off, 0);
+
+		if (n > 0) {
+			c->off += (size_t)n;
+		} else if (n == 0) {
+			return -ECONNRESET;
+		} else if (errno == EINTR) {
+			continue;
+		} else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+			return -EAGAIN;
+		} else {
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Read one whole message of the expected type: the header first, then the length it
+ * announces. 0 when buf[0..len) holds it; -EAGAIN; -errno with a reason.
+ */
+static int rn_oob_recv_msg(struct rn_oob_conn *c, char *why, size_t why_len)
+{
+	size_t total;
+	int rc, type;
+
+	rc = rn_oob_recv_some(c);
+	if (rc == -ECONNRESET)
+		snprintf(why, why_len, "peer closed the connection after %zu bytes", c->off);
+	else if (rc && rc != -EAGAIN)
+		snprintf(why, why_len, "recv: %s", strerror(-rc));
+	if (rc)
+		return rc;
+	if (c->len == sizeof(struct rn_wire_msg_hdr)) {
+		rc = rn_wire_hdr_decode(c->buf, c->len, &type, &total, why, why_len);
+		if (rc)
+			return rc;
+		c->len = total;
+		return rn_oob_recv_msg(c, why, why_len);
+	}
+	return 0;
+}
+
+/* Options of a connected (or connecting) socket; failures only cost performance. */
+static void rn_oob_sockopts(const struct rn_oob_conn *c, int fd)
+{
+	int one = 1;
+
+	/* Small messages, one round trip each: do not let Nagle hold them. */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (c->sockbuf > 0) {
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &c->sockbuf, sizeof(c->sockbuf));
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &c->sockbuf, sizeof(c->sockbuf));
+	}
+}
+
+static int rn_oob_step_connecting(struct rn_oob_conn *c)
+{
+	struct pollfd p = { .fd = c->fd, .events = POLLOUT };
+	socklen_t len = sizeof(int);
+	int err = 0;
+
+	if (poll(&p, 1, 0) < 0)
+		return errno == EINTR ? -EAGAIN
+				      : rn_oob_fail(c, -errno, "poll: %s", strerror(errno));
+	if (!p.revents)
+		return -EAGAIN;
+	if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len))
+		err = errno;
+	if (err)
+		return rn_oob_fail(c, -err,
+				   "TCP connect: %s (is the listener's process alive and "
+				   "its address reachable from this pod?)",
+				   strerror(err));
+	rn_oob_enter(c, RN_OOB_SEND_HELLO, 0);
+	return 0;
+}
+
+static int rn_oob_encode_local(struct rn_oob_conn *c, size_t *len)
+{
+	int rc;
+
+	c->local.nonce = c->nonce;
+	rc = rn_wire_hello_encode(&c->local, c->buf, sizeof(c->buf), len);
+	if (rc)
+		return rn_oob_fail(c, rc, "local HELLO is invalid (%d ports, %d QPs): %s",
+				   c->local.nports, c->local.nqps, strerror(-rc));
+	return 0;
+}
+
+static int rn_oob_step_send_hello(struct rn_oob_conn *c)
+{
+	int rc;
+
+	if (c->len == 0) {
+		rc = rn_oob_encode_local(c, &c->len);
+		if (rc)
+			return rc;
+	}
+	rc = rn_oob_send_some(c);
+	if (rc == -EAGAIN)
+		return rc;
+	if (rc)
+		return rn_oob_fail(c, rc, "send: %s", strerror(-rc));
+	rn_oob_enter(c, RN_OOB_RECV_HELLO, sizeof(struct rn_wire_msg_hdr));
+	return 0;
+}
+
+static int rn_oob_bad_hello(struct rn_oob_conn *c, int err, const char *why)
+{
+	/* Before a valid HELLO the acceptor cannot know the connection is its peer. */
+	if (c->acceptor)
+		return rn_oob_drop_stray(c, why);
+	return rn_oob_fail(c, err, "%s", why);
+}
+
+static int rn_oob_step_recv_hello(struct rn_oob_conn *c)
+{
+	char why[256];
+	size_t len;
+	int rc;
+
+	if (!c->peer_ok) {
+		rc = rn_oob_recv_msg(c, why, sizeof(why));
+		if (rc == -EAGAIN)
+			return rc;
+		if (!rc)
+			rc = rn_wire_hello_decode(c->buf, c->len, &c->peer, why, sizeof(why));
+		if (rc)
+			return rn_oob_bad_hello(c, rc, why);
+		if (c->peer.nonce != c->nonce) {
+			snprintf(why, sizeof(why),
+				 "HELLO carries nonce 0x%016llx, this listener's is "
+				 "0x%016llx",
+				 (unsigned long long)c->peer.nonce, (unsigned long long)c->nonce);
+			return rn_oob_bad_hello(c, -EPROTO, why);
+		}
+		c->peer_ok = true;
+	}
+	if (c->peer_hello) {
+		why[0] = '\0';
+		rc = c->peer_hello(c->arg, &c->peer, &c->local, why, sizeof(why));
+		if (rc == -EAGAIN)
+			return rc;
+		if (rc)
+			return rn_oob_fail(c, rc, "peer refused: %s", why[0] ? why : strerror(-rc));
+	}
+	if (c->acceptor) {
+		rc = rn_oob_encode_local(c, &len);
+		if (rc)
+			return rc;
+		rn_oob_enter(c, RN_OOB_REPLY_HELLO, len);
+		return 0;
+	}
+	rn_wire_ready_encode(c->nonce, c->buf, sizeof(c->buf), &len);
+	rn_oob_enter(c, RN_OOB_SEND_READY, len);
+	return 0;
+}
+
+static int rn_oob_step_send_ready(struct rn_oob_conn *c)
+{
+	int rc = rn_oob_send_some(c);
+
+	if (rc == -EAGAIN)
+		return rc;
+	if (rc)
+		return rn_oob_fail(c, rc, "send: %s", strerror(-rc));
+	/* READY is written: the kernel delivers it after close, and nothing else follows. */
+	rn_oob_close_fd(c);
+	rn_oob_enter(c, RN_OOB_DONE, 0);
+	return 0;
+}
+
+static int rn_oob_step_accepting(struct rn_oob_conn *c)
+{
+	union rn_sockaddr u;
+	socklen_t len = sizeof(u);
+	int fd;
+
+	fd = accept4(c->listener->fd, &u.sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ||
+		    errno == ECONNABORTED)
+			return -EAGAIN;
+		return rn_oob_fail(c, -errno, "accept on %s: %s", c->listener->addr,
+				   strerror(errno));
+	}
+	c->fd = fd;
+	rn_sockaddr_str(&u, c->peer_str, sizeof(c->peer_str));
+	rn_oob_sockopts(c, fd);
+	c->deadline = rn_now_ms() + c->timeout_ms;
+	rn_oob_enter(c, RN_OOB_RECV_HELLO, sizeof(struct rn_wire_msg_hdr));
+	return 0;
+}
+
+static int rn_oob_step_reply_hello(struct rn_oob_conn *c)
+{
+	int rc = rn_oob_send_some(c);
+
+	if (rc == -EAGAIN)
+		return rc;
+	if (rc)
+		return rn_oob_fail(c, rc, "send: %s", strerror(-rc));
+	rn_oob_enter(c, RN_OOB_RECV_READY, sizeof(struct rn_wire_msg_hdr));
+	return 0;
+}
+
+static int rn_oob_step_recv_ready(struct rn_oob_conn *c)
+{
+	char why[256];
+	uint64_t nonce;
+	int rc;
+
+	rc = rn_oob_recv_msg(c, why, sizeof(why));
+	if (rc == -EAGAIN)
+		return rc;
+	if (!rc)
+		rc = rn_wire_ready_decode(c->buf, c->len, &nonce, why, sizeof(why));
+	if (rc)
+		return rn_oob_fail(c, rc, "%s", why);
+	if (nonce != c->nonce)
+		return rn_oob_fail(c, -EPROTO, "READY carries nonce 0x%016llx, expected 0x%016llx",
+				   (unsigned long long)nonce, (unsigned long long)c->nonce);
+	rn_oob_close_fd(c);
+	rn_oob_enter(c, RN_OOB_DONE, 0);
+	return 0;
+}
+
+typedef int (*rn_oob_step_fn)(struct rn_oob_conn *c);
+
+static const rn_oob_step_fn rn_oob_steps[] = {
+	[RN_OOB_CONNECTING] = rn_oob_step_connecting,
+	[RN_OOB_SEND_HELLO] = rn_oob_step_send_hello,
+	[RN_OOB_RECV_HELLO] = rn_oob_step_recv_hello,
+	[RN_OOB_SEND_READY] = rn_oob_step_send_ready,
+	[RN_OOB_ACCEPTING] = rn_oob_step_accepting,
+	[RN_OOB_REPLY_HELLO] = rn_oob_step_reply_hello,
+	[RN_OOB_RECV_READY] = rn_oob_step_recv_ready,
+};
+
+int rn_oob_conn_progress(struct rn_oob_conn *c)
+{
+	for (;;) {
+		int rc;
+
+		if (c->state == RN_OOB_DONE)
+			return 0;
+		if (c->state == RN_OOB_FAILED)
+			return c->err;
+		rc = rn_oob_steps[c->state](c);
+		if (rc == 0)
+			continue;
+		if (rc != -EAGAIN)
+			return rc;
+		/* Checked only when stuck, so a handshake that can finish now does. */
+		if (c->deadline && rn_now_ms() >= c->deadline) {
+			if (c->acceptor && c->state == RN_OOB_RECV_HELLO && !c->peer_ok) {
+				rn_oob_drop_stray(c, "no HELLO before the deadline");
+				return -EAGAIN;
+			}
+			return rn_oob_fail(c, -ETIMEDOUT,
+					   "no progress for %ld ms (RAILNET_CONNECT_TIMEOUT); the "
+					   "peer stopped answering",
+					   c->timeout_ms);
+		}
+		return -EAGAIN;
+	}
+}
+
+static struct rn_oob_conn *rn_oob_conn_alloc(const struct rn_hello *local,
+					     const struct rn_oob_params *params)
+{
+	struct rn_oob_conn *c;
+
+	if (!local || !params || params->timeout_ms <= 0)
+		return NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->fd = -1;
+	c->timeout_ms = params->timeout_ms;
+	c->peer_hello = params->peer_hello;
+	c->arg = params->arg;
+	c->sockbuf = params->sockbuf;
+	memcpy(&c->local, local, offsetof(struct rn_hello, ports));
+	if (local->nports > 0 && local->nports <= RN_WIRE_MAX_PORTS)
+		memcpy(c->local.ports, local->ports,
+		       (size_t)local->nports * sizeof(local->ports[0]));
+	if (local->nqps > 0 && local->nqps <= RN_WIRE_MAX_QPS)
+		memcpy(c->local.qps, local->qps, (size_t)local->nqps * sizeof(local->qps[0]));
+	return c;
+}
+
+int rn_oob_connect_create(const void *handle, size_t handle_len, const struct rn_hello *local,
+			  const struct rn_oob_params *params, struct rn_oob_conn **out)
+{
+	struct rn_handle_info info;
+	struct rn_oob_conn *c;
+	union rn_sockaddr u;
+	socklen_t len;
+	char why[256];
+	int rc;
+
+	if (!handle || !local || !params || params->timeout_ms <= 0)
+		return -EINVAL;
+	rc = rn_wire_handle_decode(
+		handle, handle_len < RN_WIRE_HANDLE_SIZE ? handle_len : RN_WIRE_HANDLE_SIZE, &info,
+		why, sizeof(why));
+	if (rc) {
+		RN_WARN("connect: the listen handle from NCCL is not valid: %s", why);
+		return rc;
+	}
+	c = rn_oob_conn_alloc(local, params);
+	if (!c)
+		return -ENOMEM;
+	c->nonce = info.nonce;
+	len = rn_sockaddr_make(&u, info.family, info.addr, info.port, info.scope_id);
+	rn_sockaddr_str(&u, c->peer_str, sizeof(c->peer_str));
+	c->fd = socket(info.family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (c->fd < 0) {
+		rc = -errno;
+		RN_WARN("out-of-band connect to %s: socket: %s", c->peer_str, strerror(-rc));
+		goto err_free;
+	}
+	rn_oob_sockopts(c, c->fd);
+	c->deadline = rn_now_ms() + c->timeout_ms;
+	if (connect(c->fd, &u.sa, len) == 0) {
+		rn_oob_enter(c, RN_OOB_SEND_HELLO, 0);
+	} else if (errno == EINPROGRESS || errno == EINTR) {
+		rn_oob_enter(c, RN_OOB_CONNECTING, 0);
+	} else {
+		rc = -errno;
+		RN_WARN("out-of-band connect to %s: %s (is the listener's process alive and its "
+			"address reachable from this pod?)",
+			c->peer_str, strerror(-rc));
+		goto err_close;
+	}
+	*out = c;
+	return 0;
+
+err_close:
+	close(c->fd);
+err_free:
+	free(c);
+	return rc;
+}
+
+int rn_oob_accept_create(struct rn_oob_listener *l, const struct rn_hello *local,
+			 const struct rn_oob_params *params, struct rn_oob_conn **out)
+{
+	struct rn_oob_conn *c;
+
+	if (!l || !local || !params || params->timeout_ms <= 0)
+		return -EINVAL;
+	c = rn_oob_conn_alloc(local, params);
+	if (!c)
+		return -ENOMEM;
+	c->acceptor = true;
+	c->listener = l;
+	c->nonce = l->nonce;
+	snprintf(c->peer_str, sizeof(c->peer_str), "(not yet connected)");
+	rn_oob_enter(c, RN_OOB_ACCEPTING, 0);
+	*out = c;
+	return 0;
+}
+
+enum rn_oob_state rn_oob_conn_state(const struct rn_oob_conn *c)
+{
+	return c->state;
+}
+
+const struct rn_hello *rn_oob_conn_peer(const struct rn_oob_conn *c)
+{
+	return &c->peer;
+}
+
+void rn_oob_conn_destroy(struct rn_oob_conn *c)
+{
+	if (!c)
+		return;
+	rn_oob_close_fd(c);
+	free(c);
+}

@@ -1,0 +1,782 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The out-of-band layer (oob.h): interface choice over hand-written address lists and route
+ * files; and, over real loopback TCP sockets driven from this one thread, the whole
+ * handshake (connector and acceptor stepped alternately, as NCCL does), the peer_hello hook
+ * (including -EAGAIN), timeouts on both sides, strays (garbage, silence, a wrong nonce) that
+ * the acceptor drops while it keeps accepting, garbage that fails a connector, a refused
+ * connection, and 1,000 cycles; every test checks that no fd leaks (/proc/self/fd).
+ */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "railnet/log.h"
+#include "railnet/oob.h"
+#include "rn_test.h"
+
+#define SHORT_MS 200
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+static int fd_count(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static struct rn_oob_if lo_if(void)
+{
+	struct rn_oob_if f;
+
+	memset(&f, 0, sizeof(f));
+	snprintf(f.name, sizeof(f.name), "lo");
+	f.family = AF_INET;
+	f.addr[0] = 127;
+	f.addr[3] = 1;
+	f.up = f.loopback = true;
+	return f;
+}
+
+static struct rn_hello *make_hello(int nports, int nqps, uint32_t tag)
+{
+	struct rn_hello *h = calloc(1, sizeof(*h));
+
+	assert_non_null(h);
+	h->fifo_addr = 0x1000u + tag;
+	h->nports = nports;
+	h->nqps = nqps;
+	for (int i = 0; i < nports; i++) {
+		h->ports[i].gid[15] = (uint8_t)(tag + i);
+		h->ports[i].lid = (uint16_t)tag;
+		h->ports[i].port_num = (uint8_t)(i + 1);
+		h->ports[i].link_layer = RN_WIRE_LL_ETHERNET;
+		h->ports[i].mtu = 5;
+		h->ports[i].fifo_rkey = tag * 100 + (uint32_t)i;
+	}
+	for (int i = 0; i < nqps; i++) {
+		h->qps[i].qpn = tag * 1000 + (uint32_t)i;
+		h->qps[i].psn = (uint32_t)i;
+		h->qps[i].port_index = (uint16_t)(i % nports);
+	}
+	return h;
+}
+
+/* Step both ends alternately until both are done or one fails; returns the steps taken. */
+static int drive(struct rn_oob_conn *s, struct rn_oob_conn *r, int *src, int *rrc, long max_ms)
+{
+	long long end = now_ms() + max_ms;
+	int steps = 0;
+
+	*src = *rrc = -EAGAIN;
+	while (now_ms() < end) {
+		if (*src == -EAGAIN)
+			*src = rn_oob_conn_progress(s);
+		if (*rrc == -EAGAIN)
+			*rrc = rn_oob_conn_progress(r);
+		steps++;
+		if (*src != -EAGAIN && *rrc != -EAGAIN)
+			break;
+	}
+	return steps;
+}
+
+/* A raw TCP client connected to the handle's listener (blocking, for the test's side). */
+static int raw_connect_buf(const uint8_t *handle, int rcvbuf)
+{
+	struct rn_handle_info info;
+	struct sockaddr_in sin;
+	char why[128];
+	int fd;
+
+	assert_int_equal(
+		rn_wire_handle_decode(handle, RN_WIRE_HANDLE_SIZE, &info, why, sizeof(why)), 0);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(info.port);
+	memcpy(&sin.sin_addr, info.addr, 4);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	if (rcvbuf)
+		assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)), 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	return fd;
+}
+
+static int raw_connect(const uint8_t *handle)
+{
+	return raw_connect_buf(handle, 0);
+}
+
+static uint64_t handle_nonce(const uint8_t *handle)
+{
+	struct rn_handle_info info;
+	char why[128];
+
+	assert_int_equal(
+		rn_wire_handle_decode(handle, RN_WIRE_HANDLE_SIZE, &info, why, sizeof(why)), 0);
+	return info.nonce;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	rn_test_log_capture();
+	return 0;
+}
+
+/* ---- interface choice -------------------------------------------------------------------- */
+
+static struct rn_oob_if fake(const char *name, const char *addr, bool up)
+{
+	struct rn_oob_if f;
+
+	memset(&f, 0, sizeof(f));
+	snprintf(f.name, sizeof(f.name), "%s", name);
+	f.family = strchr(addr, ':') ? AF_INET6 : AF_INET;
+	assert_int_equal(inet_pton(f.family, addr, f.addr), 1);
+	f.up = up;
+	f.loopback = !strcmp(name, "lo");
+	return f;
+}
+
+static void test_if_select(void **state)
+{
+	struct rn_oob_if ifs[] = {
+		fake("lo", "127.0.0.1", true),	     /* 0 */
+		fake("docker0", "172.17.0.1", true), /* 1 */
+		fake("eth10", "fe80::1", true),	     /* 2: link-local only: never */
+		fake("eth10", "2001:db8::10", true), /* 3 */
+		fake("eth1", "10.0.1.2", true),	     /* 4 */
+		fake("eth0", "2001:db8::1", true),   /* 5 */
+		fake("eth0", "10.0.0.2", true),	     /* 6 */
+		fake("ib0", "192.168.0.2", false),   /* 7: down */
+		fake("net1", "10.9.0.2", true),	     /* 8 */
+	};
+	const size_t n = sizeof(ifs) / sizeof(ifs[0]);
+	char why[256];
+	size_t idx;
+
+	(void)state;
+#define SEL(spec, route, want)                                                                  \
+	do {                                                                                    \
+		idx = 999;                                                                      \
+		assert_int_equal(rn_oob_if_select(ifs, n, spec, route, &idx, why, sizeof(why)), \
+				 0);                                                            \
+		assert_int_equal(idx, want);                                                    \
+	} while (0)
+	/* No spec: the default route's interface, IPv4 first; else first non-loopback non-docker. */
+	SEL(NULL, "eth0", 6);
+	SEL("", "net1", 8);
+	SEL("", "eth10", 3);
+	SEL(NULL, NULL, 4);
+	SEL("", "gone0", 4); /* route interface without an address */
+	SEL("", "ib0", 4);   /* route interface down */
+	/* Spec: prefixes, exact, exclude, ":port" suffix, IPv4 before IPv6 overall. */
+	SEL("eth", NULL, 4);
+	SEL("eth0", "net1", 6); /* spec wins over the route */
+	SEL("eth1", NULL, 4);	/* prefix: eth1 and eth10; IPv4 eth1 first */
+	SEL("=eth10", NULL, 3);
+	SEL("=eth1", NULL, 4);
+	SEL("^eth,docker", NULL, 8);
+	SEL("^eth,docker,net", NULL, 0); /* loopback only when nothing else matches */
+	SEL("lo", NULL, 0);
+	SEL("net1:5000,eth0", NULL, 6);
+	SEL("ib,net", NULL, 8); /* ib0 is down */
+	SEL("docker", NULL, 1);
+#undef SEL
+
+	assert_int_equal(rn_oob_if_select(ifs, n, "=eth", NULL, &idx, why, sizeof(why)), -ENODEV);
+	assert_non_null(strstr(why, "NCCL_SOCKET_IFNAME==eth"));
+	assert_non_null(strstr(why, "lo, docker0, eth10, eth1, eth0, net1"));
+	assert_int_equal(rn_oob_if_select(ifs, n, "ib0", NULL, &idx, why, sizeof(why)), -ENODEV);
+
+	/* Only loopback: last resort. Nothing up: -ENODEV. */
+	assert_int_equal(rn_oob_if_select(ifs, 1, NULL, NULL, &idx, why, sizeof(why)), 0);
+	assert_int_equal(idx, 0);
+	ifs[0].up = false;
+	idx = 77;
+	assert_int_equal(rn_oob_if_select(ifs, 1, NULL, NULL, &idx, why, sizeof(why)), -ENODEV);
+	assert_int_equal(idx, 77);
+	assert_int_equal(rn_oob_if_select(ifs, 0, NULL, NULL, &idx, why, sizeof(why)), -ENODEV);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_route_files(void **state)
+{
+	char path[] = "/tmp/rn_oob_routeXXXXXX";
+	char name[IF_NAMESIZE] = "";
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	write_file(path, "Iface\tDestination\tGateway "
+			 "\tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"
+			 "eth1\t0000000A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n"
+			 "eth9\t00000000\t0101000A\t0002\t0\t0\t1\t00000000\t0\t0\t0\n" /* not up */
+			 "eth2\t00000000\t0101000A\t0003\t0\t0\t200\t00000000\t0\t0\t0\n"
+			 "eth0\t00000000\t0100000A\t0003\t0\t0\t100\t00000000\t0\t0\t0\n");
+	assert_int_equal(rn_oob_route_if(path, false, name), 0);
+	assert_string_equal(name, "eth0");
+
+	write_file(path, "Iface\tDestination\tGateway\n"
+			 "eth1\t0000000A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n");
+	assert_int_equal(rn_oob_route_if(path, false, name), -ENOENT);
+
+	write_file(path,
+		   "20010db8000000000000000000000000 40 00000000000000000000000000000000 00 "
+		   "00000000000000000000000000000000 00000100 00000001 00000000 00000001 eth0\n"
+		   "00000000000000000000000000000000 00 00000000000000000000000000000000 00 "
+		   "00000000000000000000000000000000 ffffffff 00000001 00000000 00200200 lo\n"
+		   "00000000000000000000000000000000 00 00000000000000000000000000000000 00 "
+		   "fe800000000000000000000000000001 00000400 00000001 00000000 00450003 net1\n");
+	assert_int_equal(rn_oob_route_if(path, true, name), 0);
+	assert_string_equal(name, "net1");
+	unlink(path);
+	assert_int_equal(rn_oob_route_if(path, false, name), -ENOENT);
+
+	/* The real machine: whatever it says, the call is well-behaved. */
+	fd = rn_oob_route_if("/proc/net/route", false, name);
+	assert_true(fd == 0 || fd == -ENOENT);
+}
+
+static void test_if_find_real(void **state)
+{
+	struct rn_oob_if f;
+
+	(void)state;
+	/* This machine has loopback at least; a spec that matches nothing WARNs once. */
+	assert_int_equal(rn_oob_if_find(NULL, &f), 0);
+	assert_true(f.up);
+	RN_ASSERT_NO_WARN();
+	assert_int_equal(rn_oob_if_find("=no-such-if0", &f), -ENODEV);
+	assert_int_equal(rn_test_log.warns, 1);
+	assert_true(rn_test_log_contains("NCCL_SOCKET_IFNAME==no-such-if0"));
+}
+
+/* ---- the handshake ---------------------------------------------------------------------- */
+
+struct hook_state {
+	int calls;
+	int again; /* return -EAGAIN this many times first */
+	int peer_nqps;
+	int refuse;
+};
+
+static int acceptor_hook(void *arg, const struct rn_hello *peer, struct rn_hello *local, char *why,
+			 size_t why_len)
+{
+	struct hook_state *hs = arg;
+
+	hs->calls++;
+	if (hs->again) {
+		hs->again--;
+		return -EAGAIN;
+	}
+	if (hs->refuse) {
+		snprintf(why, why_len, "MTU %d vs %d", peer->ports[0].mtu, local->ports[0].mtu);
+		return -EPROTO;
+	}
+	/* The reply depends on the request: as many QPs as the connector has. */
+	hs->peer_nqps = peer->nqps;
+	local->nqps = peer->nqps;
+	for (int i = 0; i < local->nqps; i++) {
+		local->qps[i].qpn = 5000 + (uint32_t)i;
+		local->qps[i].port_index = 0;
+	}
+	return 0;
+}
+
+static void test_loopback_handshake(void **state)
+{
+	struct rn_oob_if lo = lo_if();
+	struct rn_hello *sh = make_hello(2, 6, 1), *rh = make_hello(1, 1, 2);
+	struct hook_state hs = { .again = 2 };
+	struct rn_oob_params sp = { .timeout_ms = 5000 };
+	struct rn_oob_params rp = { .timeout_ms = 5000, .peer_hello = acceptor_hook, .arg = &hs };
+	struct rn_oob_listener *l = NULL;
+	struct rn_oob_conn *s = NULL, *r = NULL;
+	uint8_t handle[RN_WIRE_HANDLE_BUF];
+	const struct rn_hello *p;
+	int fds = fd_count(), src, rrc;
+
+	(void)state;
+	memset(handle, 0xee, sizeof(handle));
+	assert_int_equal(rn_oob_listen(&lo, handle, &l), 0);
+	for (size_t i = RN_WIRE_HANDLE_SIZE; i < sizeof(handle); i++)
+		assert_int_equal(handle[i], 0);
+	assert_int_equal(rn_oob_accept_create(l, rh, &rp, &r), 0);
+	assert_int_equal(rn_oob_conn_state(r), RN_OOB_ACCEPTING);
+	/* Nobody connected yet: the acceptor just says "again", with no deadline running. */
+	assert_int_equal(rn_oob_conn_progress(r), -EAGAIN);
+	assert_int_equal(rn_oob_conn_state(r), RN_OOB_ACCEPTING);
+	assert_int_equal(rn_oob_connect_create(handle, sizeof(handle), sh, &sp, &s), 0);
+	drive(s, r, &src, &rrc, 5000);
+	assert_int_equal(src, 0);
+	assert_int_equal(rrc, 0);
+	assert_int_equal(rn_oob_conn_state(s), RN_OOB_DONE);
+	assert_int_equal(rn_oob_conn_state(r), RN_OOB_DONE);
+	assert_int_equal(hs.calls, 3);
+	assert_int_equal(hs.peer_nqps, 6);
+	/* Each side has the other's HELLO. */
+	p = rn_oob_conn_peer(r);
+	assert_int_equal(p->nports, 2);
+	assert_int_equal(p->nqps, 6);
+	assert_int_equal(p->qps[5].qpn, 1005);
+	assert_int_equal(p->ports[1].fifo_rkey, 101);
+	assert_int_equal(p->fifo_addr, 0x1001);
+	assert_int_equal(p->nonce, handle_nonce(handle));
+	p = rn_oob_conn_peer(s);
+	assert_int_equal(p->nports, 1);
+	assert_int_equal(p->nqps, 6); /* changed by the hook */
+	assert_int_equal(p->qps[5].qpn, 5005);
+	assert_int_equal(p->fifo_addr, 0x1002);
+	/* Done is sticky; the sockets are already closed. */
+	assert_int_equal(rn_oob_conn_progress(s), 0);
+	assert_int_equal(fd_count(), fds + 1); /* only the listener */
+	rn_oob_conn_destroy(s);
+	rn_oob_conn_destroy(r);
+	rn_oob_listener_destroy(l);
+	assert_int_equal(fd_count(), fds);
+	RN_ASSERT_NO_WARN();
+	free(sh);
+	free(rh);
+}
+
+static void test_hook_refuses(void **state)
+{
+	struct rn_oob_if lo = lo_if();
+	struct rn_hello *h = make_hello(1, 1, 3);
+	struct hook_state hs = { .refuse = 1 };
+	struct rn_oob_params sp = { .timeout_ms = 5000 };
+	struct rn_oob_params rp = { .timeout_ms = 5000, .peer_hello = acceptor_hook, .arg = &hs };
+	struct rn_oob_listener *l;
+	struct rn_oob_conn *s, *r;
+	uint8_t handle[RN_WIRE_HANDLE_BUF];
+	int fds = fd_count(), src, rrc;
+
+	(void)state;
+	assert_int_equal(rn_oob_listen(&lo, handle, &l), 0);
+	assert_int_equal(rn_oob_accept_create(l, h, &rp, &r), 0);
+	assert_int_equal(rn_oob_connect_create(handle, sizeof(handle), h, &sp, &s), 0);
+	drive(s, r, &src, &rrc, 5000);
+	assert_int_equal(rrc, -EPROTO);
+	assert_int_equal(rn_oob_conn_state(r), RN_OOB_FAILED);
+	assert_true(rn_test_log_contains("peer refused: MTU 5 vs 5"));
+	/* The connector sees the connection closed under it. */
+	assert_int_equal(src, -ECONNRESET);
+	assert_true(rn_test_log_contains("peer closed the connection"));
+	assert_int_equal(rn_oob_conn_progress(r), -EPROTO); /* sticky */
+	rn_oob_conn_destroy(s);
+	rn_oob_conn_destroy(r);
+	rn_oob_listener_destroy(l);
+	assert_int_equal(fd_count(), fds);
+	free(h);
+}
+
+static void test_connector_timeout(void **state)
+{
+	struct rn_oob_if lo = lo_if();
+	struct rn_hello *h = make_hello(1, 1, 4);
+	struct rn_oob_params sp = { .timeout_ms = SHORT_MS };
+	struct rn_oob_listener *l;
+	struct rn_oob_conn *s;
+	uint8_t handle[RN_WIRE_HANDLE_BUF];
+	int fds = fd_count(), rc;
+	long long t0;
+
+	(void)state;
+	/* The listener's kernel completes the TCP connect, but nobody ever accepts. */
+	assert_int_equal(rn_oob_listen(&lo, handle, &l), 0);
+	t0 = now_ms();
+	assert_int_equal(rn_oob_connect_create(handle, sizeof(handle), h, &sp, &s), 0);
+	while ((rc = rn_oob_conn_progress(s)) == -EAGAIN)
+		sleep_ms(5);
+	assert_int_equal(rc, -ETIMEDOUT);
+	assert_true(now_ms() - t0 >= SHORT_MS);
+	assert_true(now_ms() - t0 < SHORT_MS + 2000);
+	assert_int_equal(rn_oob_conn_state(s), RN_OOB_FAILED);
+	assert_int_equal(rn_test_log.warns, 1);
+	assert_true(rn_test_log_contains("RECV_HELLO"));
+	assert_true(rn_test_log_contains("RAILNET_CONNECT_TIMEOUT"));
+	assert_true(rn_test_log_contains("127.0.0.1:"));
+	rn_oob_conn_destroy(s);
+	rn_oob_listener_destroy(l);
+	assert_int_equal(fd_count(), fds);
+	free(h);
+}
+
+static void test_acceptor_timeout_and_silent_stray(void **state)
+{
+	struct rn_oob_if lo = lo_if();
+	struct rn_hello *h = make_hello(1, 1, 5);
+	struct rn_oob_params rp = { .timeout_ms = SHORT_MS };
+	struct rn_oob_listener *l;
+	struct rn_oob_conn *r;
+	uint8_t handle[RN_WIRE_HANDLE_BUF], buf[RN_WIRE_MSG_MAX];
+	int fds = fd_count(), raw, rc;
+	size_t len;
+	long long t0;
+
+	(void)state;
+	assert_int_equal(rn_oob_listen(&lo, handle, &l), 0);
+	assert_int_equal(rn_oob_accept_create(l, h, &rp, &r), 0);
+
+	/* A silent connection is dropped at the deadline; accepting goes on. */
+	raw = raw_connect(handle);
+	t0 = now_ms();
+	while (now_ms() - t0 < SHORT_MS + 100) {
+		assert_int_equal(rn_oob_conn_progress(r), -EAGAIN);
+		sleep_ms(5);
+	}
+	assert_int_equal(rn_oob_conn_state(r), RN_OOB_ACCEPTING);
+	assert_true(rn_test_log_contains("no HELLO before the deadline"));
+	assert_int_equal(recv(raw, buf, sizeof(buf), 0), 0); /* closed by the acceptor */
+	close(raw);
+
+	/* A peer that sends a valid HELLO and then never READY: a real timeout. */
+	rn_test_log_reset();
+	raw = raw_connect(handle);
+	h->nonce = handle_nonce(handle);
+	assert_int_equal(rn_wire_hello_encode(h, buf, sizeof(buf), &len), 0);
+	assert_int_equal(send(raw, buf, len, 0), (ssize_t)len);
+	t0 = now_ms();
+	while ((rc = rn_oob_conn_progress(r)) == -EAGAIN)
+		sleep_ms(5);
+	assert_int_equal(rc, -ETIMEDOUT);
+	assert_true(now_ms() - t0 >= SHORT_MS - 50);
+	assert_int_equal(rn_test_log.warns, 1);
+	assert_true(rn_test_log_contains("RECV_READY"));
+	close(raw);
+	rn_oob_conn_destroy(r);
+	rn_oob_listener_destroy(l);
+	assert_int_equal(fd_count(), fds);
+	free(h);
+}
+
+static void test_acceptor_drops_garbage_and_wrong_nonce(void **state)
+{
+	struct rn_oob_if lo = lo_if();
+	struct rn_hello *h = make_hello(1, 2, 6);
+	struct rn_oob_params p = { .timeout_ms = 5000 };
+	struct rn_oob_listener *l;
+	struct rn_oob_conn *s, *r;
+	uint8_t handle[RN_WIRE_HANDLE_BUF], bad[RN_WIRE_HANDLE_BUF], junk[4096];
+	struct rn_handle_info info;
+	char why[128];
+	int fds = fd_count(), raw, src, rrc;
+
+	(void)state;
+	assert_int_equal(rn_oob_listen(&lo, handle, &l), 0);
+	assert_int_equal(rn_oob_accept_create(l, h, &p, &r), 0);
+
+	/* Garbage from a raw socket, then EOF: dropped, no crash, accepting goes on. */
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (uint8_t)(i * 131 + 7);
+	raw = raw_connect(handle);
+	assert_int_equal(send(raw, junk, sizeof(junk), 0), (ssize_t)sizeof(junk));
+	for (int i = 0; i < 100 && rn_test_log.warns == 0; i++) {
+		assert_int_equal(rn_oob_conn_progress(r), -EAGAIN);
+		sleep_ms(1);
+	}
+	assert_true(rn_test_log_contains("not railnet's peer"));
+	assert_true(rn_test_log_contains("magic"));
+	assert_int_equal(rn_oob_conn_state(r), RN_OOB_ACCEPTING);
+	close(raw);
+
+	/* A HELLO header announcing a huge message: refused before any allocation or read. */
+	rn_test_log_reset();
+	raw = raw_connect(handle);
+	memcpy(junk, "RRNM\x01\x00\x01\x00\xff\xff\xff\x7f\0\0\0\0", 16);
+	assert_int_equal(send(raw, junk, 16, 0), 16);
+	for (int i = 0; i < 100 && rn_test_log.warns == 0; i++) {
+		rn_oob_conn_progress(r);
+		sleep_ms(1);
+	}
+	assert_true(rn_test_log_contains("allowed"));
+	close(raw);
+
+	/* A railnet connector holding another listener's handle (wrong nonce). */
+	rn_test_log_reset();
+	assert_int_equal(
+		rn_wire_handle_decode(handle, RN_WIRE_HANDLE_SIZE, &info, why, sizeof(why)), 0);
+	info.nonce ^= 1;
+	memset(bad, 0, sizeof(bad));
+	assert_int_equal(rn_wire_handle_encode(&info, bad), 0);
+	assert_int_equal(rn_oob_connect_create(bad, sizeof(bad), h, &p, &s), 0);
+	drive(s, r, &src, &rrc, 300);
+	assert_int_equal(src, -ECONNRESET);
+	assert_int_equal(rrc, -EAGAIN);
+	assert_true(rn_test_log_contains("nonce"));
+	rn_oob_conn_destroy(s);
+
+	/* And the right peer still gets through. */
+	rn_test_log_reset();
+	assert_int_equal(rn_oob_connect_create(handle, sizeof(handle), h, &p, &s), 0);
+	drive(s, r, &src, &rrc, 5000);
+	assert_int_equal(src, 0);
+	assert_int_equal(rrc, 0);
+	RN_ASSERT_NO_WARN();
+	rn_oob_conn_destroy(s);
+	rn_oob_conn_destroy(r);
+	rn_oob_listener_destroy(l);
+	assert_int_equal(fd_count(), fds);
+	free(h);
+}
+
+static void test_connector_gets_garbage(void **state)
+{
+	struct rn_hello *h = make_hello(1, 1, 7);
+	struct rn_oob_params p = { .timeout_ms = 5000 };
+	struct rn_handle_info info;
+	struct sockaddr_in sin;
+	socklen_t slen = sizeof(sin);
+	struct rn_oob_conn *s;
+	uint8_t handle[RN_WIRE_HANDLE_BUF], junk[64];
+	int fds = fd_count(), lfd, afd, rc;
+
+	(void)state;
+	/* A plain TCP server that answers with garbage. */
+	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(lfd >= 0);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	assert_int_equal(listen(lfd, 4), 0);
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)&sin, &slen), 0);
+	memset(&info, 0, sizeof(info));
+	info.family = AF_INET;
+	info.port = ntohs(sin.sin_port);
+	memcpy(info.addr, &sin.sin_addr, 4);
+	info.nonce = 99;
+	memset(handle, 0, sizeof(handle));
+	assert_int_equal(rn_wire_handle_encode(&info, handle), 0);
+
+	assert_int_equal(rn_oob_connect_create(handle, sizeof(handle), h, &p, &s), 0);
+	assert_int_equal(rn_oob_conn_progress(s), -EAGAIN);
+	afd = accept(lfd, NULL, NULL);
+	assert_true(afd >= 0);
+	memset(junk, 0xa5, sizeof(junk));
+	assert_int_equal(send(afd, junk, sizeof(junk), 0), (ssize_t)sizeof(junk));
+	for (int i = 0; i < 1000 && (rc = rn_oob_conn_progress(s)) == -EAGAIN; i++)
+		sleep_ms(1);
+	assert_int_equal(rc, -EPROTO);
+	assert_int_equal(rn_test_log.warns, 1);
+	assert_true(rn_test_log_contains("magic 0xa5a5a5a5"));
+	rn_oob_conn_destroy(s);
+	close(afd);
+	close(lfd);
+	assert_int_equal(fd_count(), fds);
+	free(h);
+}
+
+static void test_connect_errors(void **state)
+{
+	struct rn_oob_if lo = lo_if();
+	struct rn_hello *h = make_hello(1, 1, 8);
+	struct rn_oob_params p = { .timeout_ms = 2000 }, zero = { .timeout_ms = 0 };
+	struct rn_oob_listener *l;
+	struct rn_oob_conn *s = NULL;
+	uint8_t handle[RN_WIRE_HANDLE_BUF];
+	int fds = fd_count(), rc;
+
+	(void)state;
+	assert_int_equal(rn_oob_listen(&lo, handle, &l), 0);
+	rn_oob_listener_destroy(l);
+	assert_int_equal(rn_oob_connect_create(handle, sizeof(handle), h, &zero, &s), -EINVAL);
+	assert_null(s);
+
+	/* Nobody listens any more: refused now, or at the first progress. */
+	rc = rn_oob_connect_create(handle, sizeof(handle), h, &p, &s);
+	if (rc == 0) {
+		while ((rc = rn_oob_conn_progress(s)) == -EAGAIN)
+			sleep_ms(1);
+		rn_oob_conn_destroy(s);
+	} else {
+		assert_null(s);
+	}
+	assert_int_equal(rc, -ECONNREFUSED);
+	assert_true(rn_test_log_contains("ECONNREFUSED") ||
+		    rn_test_log_contains("Connection refused"));
+
+	/* A handle that is not ours. */
+	rn_test_log_reset();
+	handle[0] ^= 0xff;
+	s = NULL;
+	assert_int_equal(rn_oob_connect_create(handle, sizeof(handle), h, &p, &s), -EPROTO);
+	assert_null(s);
+	assert_true(rn_test_log_contains("another network plugin"));
+	assert_int_equal(fd_count(), fds);
+	free(h);
+}
+
+static void test_partial_io_resumed(void **state)
+{
+	struct rn_oob_if lo = lo_if();
+	struct rn_hello *big = make_hello(RN_WIRE_MAX_PORTS, RN_WIRE_MAX_QPS, 10);
+	struct rn_hello *peer = malloc(sizeof(*peer));
+	struct rn_oob_params p = { .timeout_ms = 10000, .sockbuf = 4096 };
+	struct rn_oob_listener *l;
+	struct rn_oob_conn *r;
+	uint8_t handle[RN_WIRE_HANDLE_BUF], *out = malloc(RN_WIRE_MSG_MAX),
+					    *in = malloc(RN_WIRE_MSG_MAX);
+	size_t len, got = 0, rlen;
+	int fds = fd_count(), raw, small = 2048, saw_partial_write = 0;
+	char why[128];
+
+	(void)state;
+	assert_non_null(peer);
+	assert_non_null(out);
+	assert_non_null(in);
+	assert_int_equal(rn_oob_listen(&lo, handle, &l), 0);
+	assert_int_equal(rn_oob_accept_create(l, big, &p, &r), 0);
+	/* Small buffers on both ends, so the acceptor's 16.7 KB reply cannot go out at once. */
+	raw = raw_connect_buf(handle, small);
+
+	/* The largest HELLO, one byte per send: every read the acceptor does is partial. */
+	big->nonce = handle_nonce(handle);
+	assert_int_equal(rn_wire_hello_encode(big, out, RN_WIRE_MSG_MAX, &len), 0);
+	assert_int_equal(len, RN_WIRE_HELLO_MAX);
+	for (size_t i = 0; i < len; i++) {
+		assert_int_equal(send(raw, out + i, 1, 0), 1);
+		if (i % 512 == 0) {
+			assert_int_equal(rn_oob_conn_progress(r), -EAGAIN);
+			assert_int_equal(rn_oob_conn_state(r), RN_OOB_RECV_HELLO);
+		}
+	}
+	/* Read the reply slowly while the acceptor resumes its partial writes. */
+	while (got < RN_WIRE_HELLO_MAX) {
+		ssize_t n;
+
+		if (rn_oob_conn_progress(r) == -EAGAIN &&
+		    rn_oob_conn_state(r) == RN_OOB_REPLY_HELLO)
+			saw_partial_write = 1;
+		n = recv(raw, in + got, got < 4096 ? 100 : RN_WIRE_HELLO_MAX - got, MSG_DONTWAIT);
+		if (n > 0)
+			got += (size_t)n;
+		else
+			sleep_ms(1);
+	}
+	assert_true(saw_partial_write);
+	assert_int_equal(rn_wire_hello_decode(in, got, peer, why, sizeof(why)), 0);
+	assert_int_equal(peer->nqps, RN_WIRE_MAX_QPS);
+	assert_int_equal(peer->qps[RN_WIRE_MAX_QPS - 1].qpn, 10 * 1000 + RN_WIRE_MAX_QPS - 1);
+	assert_int_equal(peer->nonce, big->nonce);
+
+	/* READY in pieces too. */
+	assert_int_equal(rn_wire_ready_encode(big->nonce, out, RN_WIRE_MSG_MAX, &rlen), 0);
+	for (size_t i = 0; i < rlen; i++) {
+		assert_int_equal(rn_oob_conn_progress(r), -EAGAIN);
+		assert_int_equal(send(raw, out + i, 1, 0), 1);
+		sleep_ms(1);
+	}
+	for (int i = 0; i < 1000 && rn_oob_conn_progress(r) == -EAGAIN; i++)
+		sleep_ms(1);
+	assert_int_equal(rn_oob_conn_state(r), RN_OOB_DONE);
+	RN_ASSERT_NO_WARN();
+	close(raw);
+	rn_oob_conn_destroy(r);
+	rn_oob_listener_destroy(l);
+	assert_int_equal(fd_count(), fds);
+	free(in);
+	free(out);
+	free(peer);
+	free(big);
+}
+
+static void test_many_cycles(void **state)
+{
+	struct rn_oob_if lo = lo_if();
+	struct rn_hello *h = make_hello(2, 4, 9);
+	struct rn_oob_params p = { .timeout_ms = 5000 };
+	uint8_t handle[RN_WIRE_HANDLE_BUF];
+	int fds = fd_count();
+
+	(void)state;
+	for (int i = 0; i < 1000; i++) {
+		struct rn_oob_listener *l;
+		struct rn_oob_conn *s, *r;
+		int src, rrc;
+
+		assert_int_equal(rn_oob_listen(&lo, handle, &l), 0);
+		assert_int_equal(rn_oob_accept_create(l, h, &p, &r), 0);
+		assert_int_equal(rn_oob_connect_create(handle, sizeof(handle), h, &p, &s), 0);
+		if (i % 4 == 3) {
+			/* Closed mid-handshake, in whatever state the first steps reached. */
+			rn_oob_conn_progress(s);
+			rn_oob_conn_progress(r);
+		} else {
+			drive(s, r, &src, &rrc, 5000);
+			assert_int_equal(src, 0);
+			assert_int_equal(rrc, 0);
+		}
+		/* NCCL's order: closeListen right after accept, then the comms. */
+		rn_oob_listener_destroy(l);
+		rn_oob_conn_destroy(r);
+		rn_oob_conn_destroy(s);
+	}
+	assert_int_equal(fd_count(), fds);
+	RN_ASSERT_NO_WARN();
+	free(h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_if_select, setup),
+		cmocka_unit_test_setup(test_route_files, setup),
+		cmocka_unit_test_setup(test_if_find_real, setup),
+		cmocka_unit_test_setup(test_loopback_handshake, setup),
+		cmocka_unit_test_setup(test_hook_refuses, setup),
+		cmocka_unit_test_setup(test_connector_timeout, setup),
+		cmocka_unit_test_setup(test_acceptor_timeout_and_silent_stray, setup),
+		cmocka_unit_test_setup(test_acceptor_drops_garbage_and_wrong_nonce, setup),
+		cmocka_unit_test_setup(test_connector_gets_garbage, setup),
+		cmocka_unit_test_setup(test_connect_errors, setup),
+		cmocka_unit_test_setup(test_partial_io_resumed, setup),
+		cmocka_unit_test_setup(test_many_cycles, setup),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
