@@ -3,7 +3,9 @@
  * config.c owns the one table of environment variables railnet reads, their strict parsing
  * into struct rn_config, the process-wide refcounted copy, and docs/env.md generation. It is
  * the only file that reads the environment for configuration; it must not interpret values
- * beyond their syntax (HCA matching, GID choice and the rest belong to their modules).
+ * beyond their syntax (HCA matching, GID choice and the rest belong to their modules). A value
+ * with a parser of its own (NCCL_IB_HCA: hca.c, NCCL_IB_ADDR_RANGE: gid.c) is checked by
+ * calling that parser, so what is accepted here is never refused later.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -14,6 +16,8 @@
 #include <strings.h>
 
 #include "railnet/config.h"
+#include "railnet/gid.h"
+#include "railnet/hca.h"
 #include "railnet/log.h"
 
 extern char **environ;
@@ -40,11 +44,6 @@ static bool rn_isxdigit(int c)
 	return rn_isdigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
-static bool rn_isalnum(int c)
-{
-	return rn_isdigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
 static int rn_toupper(int c)
 {
 	return c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c;
@@ -60,15 +59,11 @@ static int rn_check_nonempty(const char *v, char *why, size_t len)
 	return -EINVAL;
 }
 
-static int rn_is_name_char(int c)
-{
-	return rn_isalnum(c) || c == '_' || c == '-' || c == '.';
-}
-
 /*
- * NCCL's device / interface list syntax (parseStringList): an optional '^' (exclude), then an
- * optional '=' (exact names), then comma-separated entries "name[:n[:n[:n]]]" with decimal or
- * empty numeric fields. Only the structure is checked; matching belongs to the modules.
+ * NCCL's interface list syntax (parseStringList): an optional '^' (exclude), then an optional
+ * '=' (exact names), then comma-separated entries "name[:n]" with decimal or empty numeric
+ * fields. Only the structure is checked; matching belongs to the modules. NCCL_IB_HCA, the
+ * same syntax with more fields, is checked by its own parser (rn_hca_parse).
  */
 static int rn_check_list(const char *v, int max_fields, size_t max_name, char *why, size_t len)
 {
@@ -88,7 +83,7 @@ static int rn_check_list(const char *v, int max_fields, size_t max_name, char *w
 		int fields = 1;
 
 		while (*p && *p != ',' && *p != ':') {
-			if (!rn_is_name_char((unsigned char)*p)) {
+			if (!rn_hca_name_char((unsigned char)*p)) {
 				snprintf(why, len,
 					 "character '%c' at byte %zu is not allowed in a name", *p,
 					 (size_t)(p - start));
@@ -132,10 +127,12 @@ static int rn_check_list(const char *v, int max_fields, size_t max_name, char *w
 	return 0;
 }
 
-/* NCCL_IB_HCA entries are dev[:port[:rail[:plane]]]; device names fit IB_DEVICE_NAME_MAX. */
+/* NCCL_IB_HCA: hca.c's parser, so that a value discovery would refuse is refused here. */
 static int rn_check_hca(const char *v, char *why, size_t len)
 {
-	return *v ? rn_check_list(v, 4, 63, why, len) : 0;
+	struct rn_hca_filter f;
+
+	return rn_hca_parse(v, &f, why, len);
 }
 
 /* NCCL_SOCKET_IFNAME entries are interface names (IFNAMSIZ - 1 characters). */
@@ -144,44 +141,12 @@ static int rn_check_ifname(const char *v, char *why, size_t len)
 	return *v ? rn_check_list(v, 2, 15, why, len) : 0;
 }
 
-/* NCCL_IB_ADDR_RANGE: "address/prefix", IPv4 or IPv6. */
+/* NCCL_IB_ADDR_RANGE: gid.c's parser ("address/prefix", IPv4 or IPv6). */
 static int rn_check_cidr(const char *v, char *why, size_t len)
 {
-	unsigned char addr[16];
-	char host[INET6_ADDRSTRLEN];
-	const char *slash, *p;
-	size_t hlen;
-	int af, bits, max;
+	struct rn_addr_range r;
 
-	if (!*v)
-		return 0;
-	slash = strchr(v, '/');
-	if (!slash) {
-		snprintf(why, len, "no '/' and prefix length");
-		return -EINVAL;
-	}
-	hlen = (size_t)(slash - v);
-	if (hlen == 0 || hlen >= sizeof(host)) {
-		snprintf(why, len, "not an IPv4 or IPv6 address before '/'");
-		return -EINVAL;
-	}
-	memcpy(host, v, hlen);
-	host[hlen] = '\0';
-	af = strchr(host, ':') ? AF_INET6 : AF_INET;
-	if (inet_pton(af, host, addr) != 1) {
-		snprintf(why, len, "'%s' is not an %s address", host,
-			 af == AF_INET ? "IPv4" : "IPv6");
-		return -EINVAL;
-	}
-	max = af == AF_INET ? 32 : 128;
-	bits = 0;
-	for (p = slash + 1; rn_isdigit((unsigned char)*p) && bits <= max; p++)
-		bits = bits * 10 + (*p - '0');
-	if (p == slash + 1 || *p || bits > max || (p - slash > 2 && slash[1] == '0')) {
-		snprintf(why, len, "prefix length must be 0..%d", max);
-		return -EINVAL;
-	}
-	return 0;
+	return rn_addr_range_parse(v, &r, why, len);
 }
 
 /* ---- the table -------------------------------------------------------------------------- */
@@ -306,8 +271,10 @@ const struct rn_config_var rn_config_table[] = {
 		.check = rn_check_hca,
 		.help = "RDMA devices and ports to use, NCCL's syntax: entries are name prefixes, "
 			"exact names after a leading `=`, excluded after a leading `^` (example: "
-			"`^=mlx5_0:1,mlx5_1`). Empty: every device the process can open. Only the "
-			"structure is checked at parse time; matching is done by discovery.",
+			"`^=mlx5_0:1,mlx5_1`). Empty: every device the process can open. The "
+			"value is checked at parse time by the parser discovery uses (at most 32 "
+			"entries, port 1..255, rail and plane 0..32767, no leading zeros); "
+			"matching is done by discovery.",
 		.offset = RN_MEMBER(ib_hca, char *),
 	},
 	{

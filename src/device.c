@@ -18,6 +18,7 @@
 #include "railnet/device.h"
 #include "railnet/hca.h"
 #include "railnet/log.h"
+#include "railnet/sysfs.h"
 #include "railnet/vdev.h"
 #include "railnet/verbs.h"
 
@@ -97,28 +98,12 @@ static int rn_drop_add(struct rn_discovery *d, const char *name, int port, int k
 
 /* ---- sysfs ------------------------------------------------------------------------------- */
 
-static int rn_read_line(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "re");
-	int rc = 0;
-
-	if (!f)
-		return -errno;
-	if (!fgets(buf, (int)len, f))
-		rc = -EIO;
-	else
-		buf[strcspn(buf, "\n")] = '\0';
-	fclose(f);
-	return rc;
-}
-
 char rn_netns_mode(const char *sysfs_root)
 {
 	char path[PATH_MAX], buf[16];
-	int n;
 
-	n = snprintf(path, sizeof(path), "%s/module/ib_core/parameters/netns_mode", sysfs_root);
-	if (n < 0 || (size_t)n >= sizeof(path) || rn_read_line(path, buf, sizeof(buf)))
+	if (rn_sysfs_path(path, sizeof(path), sysfs_root, "module/ib_core/parameters/netns_mode") ||
+	    rn_sysfs_read(path, buf, sizeof(buf)))
 		return '?';
 	if (buf[0] == 'Y' || buf[0] == '1')
 		return 'Y';
@@ -130,10 +115,8 @@ char rn_netns_mode(const char *sysfs_root)
 static char *rn_dev_pci_path(const char *sysfs_root, const char *name)
 {
 	char path[PATH_MAX];
-	int n;
 
-	n = snprintf(path, sizeof(path), "%s/class/infiniband/%s/device", sysfs_root, name);
-	if (n < 0 || (size_t)n >= sizeof(path))
+	if (rn_sysfs_path(path, sizeof(path), sysfs_root, "class/infiniband/%s/device", name))
 		return NULL;
 	return realpath(path, NULL);
 }
@@ -142,12 +125,9 @@ static int rn_pci_numa(const char *pci_path)
 {
 	char path[PATH_MAX], buf[32], *end;
 	long v;
-	int n;
 
-	if (!pci_path)
-		return -1;
-	n = snprintf(path, sizeof(path), "%s/numa_node", pci_path);
-	if (n < 0 || (size_t)n >= sizeof(path) || rn_read_line(path, buf, sizeof(buf)))
+	if (!pci_path || rn_sysfs_path(path, sizeof(path), pci_path, "numa_node") ||
+	    rn_sysfs_read(path, buf, sizeof(buf)))
 		return -1;
 	errno = 0;
 	v = strtol(buf, &end, 10);
@@ -353,8 +333,8 @@ int rn_discover(const struct rn_config *cfg, const struct rn_ifaddr *ifa, int ni
 		RN_WARN("NCCL_IB_HCA=%s: %s", cfg->ib_hca, why);
 		return -EINVAL;
 	}
-	if (rn_addr_range_parse(cfg->ib_addr_range, &c.pol.range)) {
-		RN_WARN("NCCL_IB_ADDR_RANGE=%s: not an address/prefix", cfg->ib_addr_range);
+	if (rn_addr_range_parse(cfg->ib_addr_range, &c.pol.range, why, sizeof(why))) {
+		RN_WARN("NCCL_IB_ADDR_RANGE=%s: %s", cfg->ib_addr_range, why);
 		return -EINVAL;
 	}
 	c.pol.family = cfg->ib_addr_family == RN_AF_INET6 ? AF_INET6 : AF_INET;

@@ -8,16 +8,15 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include "railnet/gid.h"
+#include "railnet/sysfs.h"
 
 static const uint8_t rn_v4mapped_prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 
@@ -87,14 +86,13 @@ void rn_gid_addr_str(const uint8_t raw[16], char *buf, size_t len)
 
 /* ---- address range ----------------------------------------------------------------------- */
 
-int rn_addr_range_parse(const char *s, struct rn_addr_range *out)
+int rn_addr_range_parse(const char *s, struct rn_addr_range *out, char *why, size_t why_len)
 {
 	struct rn_addr_range r;
 	char host[INET6_ADDRSTRLEN];
-	const char *slash;
-	char *end;
-	long bits;
+	const char *slash, *p;
 	size_t hlen;
+	int bits, max;
 
 	memset(&r, 0, sizeof(r));
 	if (!s || !*s) {
@@ -102,23 +100,33 @@ int rn_addr_range_parse(const char *s, struct rn_addr_range *out)
 		return 0;
 	}
 	slash = strchr(s, '/');
-	if (!slash)
+	if (!slash) {
+		snprintf(why, why_len, "no '/' and prefix length");
 		return -EINVAL;
+	}
 	hlen = (size_t)(slash - s);
-	if (!hlen || hlen >= sizeof(host))
+	if (!hlen || hlen >= sizeof(host)) {
+		snprintf(why, why_len, "not an IPv4 or IPv6 address before '/'");
 		return -EINVAL;
+	}
 	memcpy(host, s, hlen);
 	host[hlen] = '\0';
 	r.family = strchr(host, ':') ? AF_INET6 : AF_INET;
-	if (inet_pton(r.family, host, r.addr) != 1)
+	if (inet_pton(r.family, host, r.addr) != 1) {
+		snprintf(why, why_len, "'%s' is not an %s address", host,
+			 r.family == AF_INET ? "IPv4" : "IPv6");
 		return -EINVAL;
-	if (slash[1] < '0' || slash[1] > '9')
+	}
+	/* decimal digits only: no sign, no leading zero, as config.c reads every number */
+	max = r.family == AF_INET ? 32 : 128;
+	bits = 0;
+	for (p = slash + 1; *p >= '0' && *p <= '9' && bits <= max; p++)
+		bits = bits * 10 + (*p - '0');
+	if (p == slash + 1 || *p || bits > max || (p - slash > 2 && slash[1] == '0')) {
+		snprintf(why, why_len, "prefix length must be 0..%d", max);
 		return -EINVAL;
-	errno = 0;
-	bits = strtol(slash + 1, &end, 10);
-	if (errno || *end || bits < 0 || bits > (r.family == AF_INET ? 32 : 128))
-		return -EINVAL;
-	r.bits = (int)bits;
+	}
+	r.bits = bits;
 	*out = r;
 	return 0;
 }
@@ -334,31 +342,6 @@ int rn_gid_select_ib(const struct rn_gid_entry *table, int n, const char *dev, i
 
 /* ---- readers ----------------------------------------------------------------------------- */
 
-/*
- * Read a small sysfs file into buf (NUL-terminated, trailing newline removed). 0 or -errno:
- * -EINVAL is the kernel's answer for another namespace's entry, -ENOENT a missing file.
- */
-static int rn_read_small(const char *path, char *buf, size_t len)
-{
-	ssize_t got;
-	int fd, rc = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	got = read(fd, buf, len - 1);
-	if (got < 0) {
-		rc = -errno;
-		goto out_close;
-	}
-	buf[got] = '\0';
-	while (got > 0 && (buf[got - 1] == '\n' || buf[got - 1] == ' '))
-		buf[--got] = '\0';
-out_close:
-	close(fd);
-	return rc;
-}
-
 static int rn_gid_parse_text(const char *s, uint8_t raw[16])
 {
 	unsigned int g[8];
@@ -400,18 +383,15 @@ static void rn_gid_sysfs_attrs(const char *pdir, struct rn_gid_entry *e, bool ib
 			       unsigned int ifindex)
 {
 	char path[4096 + 64], buf[64];
-	int n;
 
-	if (want_type) {
-		n = snprintf(path, sizeof(path), "%s/gid_attrs/types/%d", pdir, e->index);
-		if (n > 0 && (size_t)n < sizeof(path) && !rn_read_small(path, buf, sizeof(buf)))
-			e->type = rn_gid_type_from_text(buf, ib);
-	}
+	/* -EINVAL from the read: another namespace's entry; the type stays unknown */
+	if (want_type && !rn_sysfs_path(path, sizeof(path), pdir, "gid_attrs/types/%d", e->index) &&
+	    !rn_sysfs_read(path, buf, sizeof(buf)))
+		e->type = rn_gid_type_from_text(buf, ib);
 	if (ib)
 		return;
-	n = snprintf(path, sizeof(path), "%s/gid_attrs/ndevs/%d", pdir, e->index);
-	if (n > 0 && (size_t)n < sizeof(path) && !rn_read_small(path, buf, sizeof(buf)) &&
-	    rn_ifname_valid(buf)) {
+	if (!rn_sysfs_path(path, sizeof(path), pdir, "gid_attrs/ndevs/%d", e->index) &&
+	    !rn_sysfs_read(path, buf, sizeof(buf)) && rn_ifname_valid(buf)) {
 		snprintf(e->ndev, sizeof(e->ndev), "%s", buf);
 		e->ndev_known = true;
 	} else if (ifindex && if_indextoname(ifindex, buf)) {
@@ -424,15 +404,14 @@ static void rn_gid_sysfs_attrs(const char *pdir, struct rn_gid_entry *e, bool ib
 static int rn_gid_sysfs_raw(const char *pdir, int index, uint8_t raw[16])
 {
 	char path[4096 + 64], buf[64];
-	int n;
+	int rc;
 
 	if (!pdir[0])
 		return -ENOENT;
-	n = snprintf(path, sizeof(path), "%s/gids/%d", pdir, index);
-	if (n < 0 || (size_t)n >= sizeof(path))
-		return -ENAMETOOLONG;
-	n = rn_read_small(path, buf, sizeof(buf));
-	return n ? n : rn_gid_parse_text(buf, raw);
+	rc = rn_sysfs_path(path, sizeof(path), pdir, "gids/%d", index);
+	if (!rc)
+		rc = rn_sysfs_read(path, buf, sizeof(buf));
+	return rc ? rc : rn_gid_parse_text(buf, raw);
 }
 
 int rn_gid_table_read(const struct rn_verbs_ops *ops, struct ibv_context *vctx,
@@ -442,16 +421,13 @@ int rn_gid_table_read(const struct rn_verbs_ops *ops, struct ibv_context *vctx,
 	bool ex = ops->caps & RN_VCAP_QUERY_GID_EX;
 	struct rn_gid_entry *t;
 	char pdir[4096];
-	int len;
 
 	if (tbl_len < 0)
 		tbl_len = 0;
 	if (tbl_len > 4096)
 		tbl_len = 4096; /* a GID table changing under us, or garbage: bounded */
-	len = snprintf(pdir, sizeof(pdir), "%s/class/infiniband/%s/ports/%d", sysfs_root, dev,
-		       port);
-	if (len < 0 || (size_t)len >= sizeof(pdir))
-		pdir[0] = '\0';
+	/* too long: pdir is "", and only the verbs library is asked */
+	rn_sysfs_path(pdir, sizeof(pdir), sysfs_root, "class/infiniband/%s/ports/%d", dev, port);
 	t = calloc(tbl_len ? (size_t)tbl_len : 1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;

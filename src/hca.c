@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * hca.c owns the meaning of NCCL_IB_HCA: the strict parser and the keep/drop decision for a
- * device port (include/railnet/hca.h). config.c only checks the string's shape; discovery
- * (device.c) asks rn_hca_keep about every port. No I/O and no logging here.
+ * device port (include/railnet/hca.h). config.c checks NCCL_IB_HCA with rn_hca_parse at parse
+ * time; discovery (device.c) parses it again and asks rn_hca_keep about every port. No I/O
+ * and no logging here.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -10,7 +11,7 @@
 
 #include "railnet/hca.h"
 
-static bool rn_hca_name_char(int c)
+bool rn_hca_name_char(int c)
 {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 	       c == '_' || c == '-' || c == '.';
@@ -96,8 +97,9 @@ int rn_hca_parse(const char *s, struct rn_hca_filter *out, char *why, size_t why
 		while (*p && *p != ',' && *p != ':') {
 			if (!rn_hca_name_char((unsigned char)*p)) {
 				snprintf(why, why_len,
-					 "entry %d: character '%c' is not allowed in a device name",
-					 f.n + 1, *p);
+					 "entry %d: character '%c' at byte %zu is not allowed in a "
+					 "device name",
+					 f.n + 1, *p, (size_t)(p - s));
 				return -EINVAL;
 			}
 			if (len + 1 >= sizeof(e->name)) {

@@ -35,25 +35,18 @@ struct rn_net_ctx {
  * Everything the first init acquires. `lock` serialises init/finalize against each other and
  * against every reader of the device tables; refs counts live contexts.
  *
- * nics[] holds every device railnet offers: the base devices of each numbering, then the
- * virtual devices makeVDevice adds. view[RN_NET_VIEW_VDEV] lists, by NCCL index, the devices
- * NCCL v9+ sees (base devices first, virtual ones after: the order NCCL requires), and
- * view[RN_NET_VIEW_SELF] those v6-v8 see (no makeVDevice: railnet merged them itself).
+ * num.nics[] holds every device railnet offers: the base devices of each numbering
+ * (rn_numbering_build), then the virtual devices makeVDevice adds. num.view[RN_NET_VIEW_VDEV]
+ * lists, by NCCL index, the devices NCCL v9+ sees (base devices first, virtual ones after: the
+ * order NCCL requires), and num.view[RN_NET_VIEW_SELF] those v6-v8 see (no makeVDevice:
+ * railnet merged them itself).
  */
-struct rn_view {
-	int *nic; /* NCCL index -> nics[] index */
-	int n;
-	int nbase; /* devices() before any makeVDevice */
-};
-
 static struct {
 	pthread_mutex_t lock;
 	unsigned int refs;
 	struct rn_net_ctx *ctxs;
 	struct rn_discovery *disc;
-	struct rn_nic *nics;
-	int nnics, cap;
-	struct rn_view view[RN_NET_VIEW_COUNT];
+	struct rn_numbering num;
 } rn_net = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 };
@@ -92,6 +85,17 @@ static bool rn_view_valid(enum rn_net_view view)
 	return view == RN_NET_VIEW_VDEV || view == RN_NET_VIEW_SELF;
 }
 
+/* Under rn_net.lock: dev is a valid index of the view. */
+static int rn_check_dev(const char *fn, enum rn_net_view view, int dev)
+{
+	if (dev < 0 || dev >= rn_net.num.view[view].n) {
+		RN_WARN("%s: dev %d out of range: railnet has %d device(s)", fn, dev,
+			rn_net.num.view[view].n);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* Under rn_net.lock: ctx is a live context and dev a valid index. */
 static int rn_check_ctx_dev(const char *fn, const struct rn_net_ctx *ctx, enum rn_net_view view,
 			    int dev)
@@ -105,12 +109,7 @@ static int rn_check_ctx_dev(const char *fn, const struct rn_net_ctx *ctx, enum r
 			fn, (const void *)ctx);
 		return -EBADF;
 	}
-	if (dev < 0 || dev >= rn_net.view[view].n) {
-		RN_WARN("%s: dev %d out of range: railnet has %d device(s)", fn, dev,
-			rn_net.view[view].n);
-		return -EINVAL;
-	}
-	return 0;
+	return rn_check_dev(fn, view, dev);
 }
 
 static bool rn_traffic_class_valid(int tc)
@@ -120,102 +119,15 @@ static bool rn_traffic_class_valid(int tc)
 
 /* ---- the device tables ------------------------------------------------------------------- */
 
-/* Append a device made of ports idx[0..n); returns its nics[] index or -ENOMEM. */
-static int rn_nic_add(const int *idx, int n)
-{
-	const struct rn_discovery *d = rn_net.disc;
-	int rc;
-
-	if (rn_net.nnics == rn_net.cap) {
-		int ncap = rn_net.cap ? rn_net.cap * 2 : 16;
-		struct rn_nic *nn = realloc(rn_net.nics, (size_t)ncap * sizeof(*nn));
-
-		if (!nn)
-			return -ENOMEM;
-		rn_net.nics = nn;
-		rn_net.cap = ncap;
-	}
-	rc = rn_nic_init(&rn_net.nics[rn_net.nnics], d->ports, d->nports, idx, n);
-	if (rc)
-		return rc;
-	return rn_net.nnics++;
-}
-
-static int rn_view_push(struct rn_view *v, int nic)
-{
-	int *nl = realloc(v->nic, (size_t)(v->n + 1) * sizeof(*nl));
-
-	if (!nl)
-		return -ENOMEM;
-	v->nic = nl;
-	v->nic[v->n++] = nic;
-	return 0;
-}
-
-/* Base devices of one numbering: one per port, or railnet's merged groups. */
-static int rn_view_build(struct rn_view *v, bool merged, const int *group, int ngroups,
-			 int *port_nic)
-{
-	const struct rn_discovery *d = rn_net.disc;
-	int rc;
-
-	if (!merged) {
-		for (int i = 0; i < d->nports; i++) {
-			if (port_nic[i] < 0) {
-				rc = rn_nic_add(&i, 1);
-				if (rc < 0)
-					return rc;
-				port_nic[i] = rc;
-			}
-			rc = rn_view_push(v, port_nic[i]);
-			if (rc)
-				return rc;
-		}
-	} else {
-		for (int g = 0; g < ngroups; g++) {
-			int idx[RN_MAX_VDEV_CHILDREN], n = 0;
-
-			for (int i = 0; i < d->nports && n < RN_MAX_VDEV_CHILDREN; i++)
-				if (group[i] == g)
-					idx[n++] = i;
-			if (n == 1 && port_nic[idx[0]] >= 0) {
-				rc = port_nic[idx[0]];
-			} else {
-				rc = rn_nic_add(idx, n);
-				if (rc < 0)
-					return rc;
-				if (n == 1)
-					port_nic[idx[0]] = rc;
-			}
-			rc = rn_view_push(v, rc);
-			if (rc)
-				return rc;
-		}
-	}
-	/* A base device's vProps is {1, {its index}} in the numbering asked about; it is made
-	 * in getProperties, since one lone port's nic can sit at different indices in the
-	 * per-port and the merged numbering. */
-	v->nbase = v->n;
-	return 0;
-}
-
 static void rn_free_devices(void)
 {
-	for (int i = 0; i < rn_net.nnics; i++)
-		rn_nic_fini(&rn_net.nics[i]);
-	free(rn_net.nics);
-	rn_net.nics = NULL;
-	rn_net.nnics = rn_net.cap = 0;
-	for (int v = 0; v < RN_NET_VIEW_COUNT; v++) {
-		free(rn_net.view[v].nic);
-		memset(&rn_net.view[v], 0, sizeof(rn_net.view[v]));
-	}
+	rn_numbering_fini(&rn_net.num);
 	rn_discovery_destroy(rn_net.disc);
 	rn_net.disc = NULL;
 }
 
 /* One INFO line when nothing is usable, saying why and what would fix it. */
-static void rn_log_no_device(const struct rn_config *cfg, const struct rn_discovery *d)
+static void rn_log_no_device(const struct rn_discovery *d)
 {
 	const struct rn_verbs_ops *ops = rn_verbs();
 
@@ -235,52 +147,38 @@ static void rn_log_no_device(const struct rn_config *cfg, const struct rn_discov
 			"%d RDMA device(s) found by %s, no usable port (reasons above; "
 			"`railnet-doctor` explains them); railnet reports 0 devices",
 			d->nlisted, ops->libpath);
-	(void)cfg;
 }
 
 /* Discover and build both numberings. Returns 0, -RN_ECONFIG or -ENOMEM. */
 static int rn_build_devices(const struct rn_config *cfg)
 {
+	const struct rn_view *vdev = &rn_net.num.view[RN_NET_VIEW_VDEV];
+	const struct rn_view *self = &rn_net.num.view[RN_NET_VIEW_SELF];
 	struct rn_discovery *d;
-	int *group = NULL, *port_nic = NULL;
-	bool merge_vdev, merge_self;
-	int ngroups = 0, rc;
+	bool merge_vdev;
+	int rc;
 
 	rc = rn_discover(cfg, NULL, 0, &d);
 	if (rc)
 		return rc == -EINVAL ? -RN_ECONFIG : rc;
 	rn_net.disc = d;
 	if (d->nports == 0) {
-		rn_log_no_device(cfg, d);
+		rn_log_no_device(d);
 		return 0;
 	}
-	group = calloc((size_t)d->nports, sizeof(*group));
-	port_nic = malloc((size_t)d->nports * sizeof(*port_nic));
-	if (!group || !port_nic) {
-		rc = -ENOMEM;
-		goto out_free;
-	}
-	for (int i = 0; i < d->nports; i++)
-		port_nic[i] = -1;
-	ngroups = rn_vdev_groups(d->ports, d->nports, group);
-	merge_vdev = cfg->merge == RN_MERGE_PORTS;
-	merge_self = cfg->merge != RN_MERGE_NONE;
-	rc = rn_view_build(&rn_net.view[RN_NET_VIEW_VDEV], merge_vdev, group, ngroups, port_nic);
-	if (!rc)
-		rc = rn_view_build(&rn_net.view[RN_NET_VIEW_SELF], merge_self, group, ngroups,
-				   port_nic);
+	rc = rn_numbering_build(d, cfg->merge, &rn_net.num);
 	if (rc)
-		goto out_free;
+		return rc;
+	merge_vdev = cfg->merge == RN_MERGE_PORTS;
 	RN_INFO(RN_SUB_INIT | RN_SUB_NET,
 		"%d usable port(s) of %d RDMA device(s) via %s; %d device(s) for NCCL >= 2.24 "
 		"(makeVDevice merges), %d for older NCCL (RAILNET_MERGE=%s)",
-		d->nports, d->nlisted, rn_verbs()->libpath, rn_net.view[RN_NET_VIEW_VDEV].n,
-		rn_net.view[RN_NET_VIEW_SELF].n,
+		d->nports, d->nlisted, rn_verbs()->libpath, vdev->n, self->n,
 		cfg->merge == RN_MERGE_AUTO ? "auto"
 		: merge_vdev		    ? "ports"
 					    : "none");
-	for (int i = 0; i < rn_net.view[RN_NET_VIEW_SELF].n; i++) {
-		const struct rn_nic *nic = &rn_net.nics[rn_net.view[RN_NET_VIEW_SELF].nic[i]];
+	for (int i = 0; i < self->n; i++) {
+		const struct rn_nic *nic = &rn_net.num.nics[self->nic[i]];
 
 		if (nic->nports > 1)
 			RN_INFO(RN_SUB_INIT | RN_SUB_NET,
@@ -288,10 +186,7 @@ static int rn_build_devices(const struct rn_config *cfg)
 				nic->name, nic->nports, nic->speed,
 				merge_vdev ? "" : " (NCCL < 2.24 only)");
 	}
-out_free:
-	free(group);
-	free(port_nic);
-	return rc;
+	return 0;
 }
 
 /* ---- init / finalize -------------------------------------------------------------------- */
@@ -424,7 +319,7 @@ int rn_net_devices_in(enum rn_net_view view, int *ndev)
 		RN_WARN("devices: called before init");
 		rc = -EBADF;
 	} else {
-		*ndev = rn_net.view[view].n;
+		*ndev = rn_net.num.view[view].n;
 	}
 	pthread_mutex_unlock(&rn_net.lock);
 	return rc;
@@ -450,13 +345,10 @@ int rn_net_get_properties_in(enum rn_net_view view, int dev, struct rn_props *pr
 		rc = -EBADF;
 		goto out_unlock;
 	}
-	if (dev < 0 || dev >= rn_net.view[view].n) {
-		RN_WARN("getProperties: dev %d out of range: railnet has %d device(s)", dev,
-			rn_net.view[view].n);
-		rc = -EINVAL;
+	rc = rn_check_dev("getProperties", view, dev);
+	if (rc)
 		goto out_unlock;
-	}
-	d = &rn_net.nics[rn_net.view[view].nic[dev]];
+	d = &rn_net.num.nics[rn_net.num.view[view].nic[dev]];
 	memset(props, 0, sizeof(*props));
 	props->name = d->name;
 	props->pci_path = d->pci_path;
@@ -471,7 +363,7 @@ int rn_net_get_properties_in(enum rn_net_view view, int dev, struct rn_props *pr
 	props->max_recvs = RN_MAX_RECVS;
 	props->net_device_type = 0;
 	props->net_device_version = 0;
-	if (dev < rn_net.view[view].nbase) {
+	if (dev < rn_net.num.view[view].nbase) {
 		props->vprops.ndevs = 1;
 		props->vprops.devs[0] = dev;
 	} else {
@@ -495,7 +387,7 @@ int rn_net_get_properties(int dev, struct rn_props *props)
 /* Under rn_net.lock: the ports of NCCL's children, validated. 0 or -EINVAL after a WARN. */
 static int rn_vdev_ports(const struct rn_vprops *props, int *idx, int *n)
 {
-	const struct rn_view *v = &rn_net.view[RN_NET_VIEW_VDEV];
+	const struct rn_view *v = &rn_net.num.view[RN_NET_VIEW_VDEV];
 	char why[RN_GID_WHY_MAX];
 	int count = 0;
 
@@ -525,7 +417,7 @@ static int rn_vdev_ports(const struct rn_vprops *props, int *idx, int *n)
 				i, props->devs[i], v->nbase - 1);
 			return -EINVAL;
 		}
-		nic = &rn_net.nics[v->nic[props->devs[i]]];
+		nic = &rn_net.num.nics[v->nic[props->devs[i]]];
 		for (int k = 0; k < nic->nports; k++) {
 			if (count == RN_MAX_VDEV_CHILDREN) {
 				RN_WARN("makeVDevice: more than %d ports in one virtual device",
@@ -545,7 +437,7 @@ static int rn_vdev_ports(const struct rn_vprops *props, int *idx, int *n)
 
 int rn_net_make_vdevice(const struct rn_vprops *props, int *dev)
 {
-	struct rn_view *v = &rn_net.view[RN_NET_VIEW_VDEV];
+	struct rn_view *v = &rn_net.num.view[RN_NET_VIEW_VDEV];
 	int idx[RN_MAX_VDEV_CHILDREN], n = 0;
 	int rc = 0, nic;
 
@@ -568,12 +460,12 @@ int rn_net_make_vdevice(const struct rn_vprops *props, int *dev)
 		rc = -EINVAL;
 		goto out_unlock;
 	}
-	if (rn_net.nnics >= RN_NET_MAX_NICS) {
+	if (rn_net.num.nnics >= RN_NET_MAX_NICS) {
 		RN_WARN("makeVDevice: table full (%d devices)", RN_NET_MAX_NICS);
 		rc = -ENOSPC;
 		goto out_unlock;
 	}
-	nic = rn_nic_add(idx, n);
+	nic = rn_numbering_add(&rn_net.num, rn_net.disc->ports, rn_net.disc->nports, idx, n);
 	if (nic < 0) {
 		RN_WARN("makeVDevice: out of memory");
 		rc = nic;
@@ -581,14 +473,14 @@ int rn_net_make_vdevice(const struct rn_vprops *props, int *dev)
 	}
 	rc = rn_view_push(v, nic);
 	if (rc) {
-		rn_nic_fini(&rn_net.nics[--rn_net.nnics]);
+		rn_nic_fini(&rn_net.num.nics[--rn_net.num.nnics]);
 		RN_WARN("makeVDevice: out of memory");
 		goto out_unlock;
 	}
-	rn_net.nics[nic].vprops = *props;
-	rn_net.nics[nic].port = rn_net.nics[v->nic[props->devs[0]]].port;
+	rn_net.num.nics[nic].vprops = *props;
+	rn_net.num.nics[nic].port = rn_net.num.nics[v->nic[props->devs[0]]].port;
 	RN_INFO(RN_SUB_INIT | RN_SUB_NET, "virtual device %d: %s, %d Mbps, %d ports", v->n - 1,
-		rn_net.nics[nic].name, rn_net.nics[nic].speed, n);
+		rn_net.num.nics[nic].name, rn_net.num.nics[nic].speed, n);
 	*dev = v->n - 1;
 out_unlock:
 	pthread_mutex_unlock(&rn_net.lock);
@@ -623,7 +515,7 @@ static int rn_not_implemented(const char *fn, enum rn_net_view view, int dev)
 {
 	RN_WARN("%s: dev %d (%s): railnet's data path is not built yet (connections are not "
 		"implemented); to run jobs now, leave NCCL_NET_PLUGIN unset or set NCCL_NET=IB",
-		fn, dev, rn_net.nics[rn_net.view[view].nic[dev]].name);
+		fn, dev, rn_net.num.nics[rn_net.num.view[view].nic[dev]].name);
 	return -EOPNOTSUPP;
 }
 

@@ -209,13 +209,18 @@ __attribute__((destructor)) static void rn_plugin_unload(void)
 	} while (0)
 
 /*
- * Get the internal props of dev and check they fit a layout whose vProps holds `max_children`.
- * Returns 0 or -errno; the caller's struct is written only on success.
+ * The common start of getProperties v9-v12: get the internal props of dev, check they fit a
+ * layout whose vProps holds `max_children`, and zero NCCL's struct (`out`, `size` bytes).
+ * Returns 0 or -errno; `out` is written only on success, and NULL gets net.c's -EFAULT.
  */
-static int rn_props_get(int dev, struct rn_props *p, int max_children, const char *ver)
+static int rn_props_begin(int dev, void *out, size_t size, int max_children, const char *ver,
+			  struct rn_props *p)
 {
-	int rc = rn_net_get_properties(dev, p);
+	int rc;
 
+	if (!out)
+		return rn_net_get_properties(dev, NULL);
+	rc = rn_net_get_properties(dev, p);
 	if (rc)
 		return rc;
 	if (p->vprops.ndevs < 0 || p->vprops.ndevs > max_children) {
@@ -223,20 +228,17 @@ static int rn_props_get(int dev, struct rn_props *p, int max_children, const cha
 			dev, p->vprops.ndevs, ver, max_children);
 		return -ERANGE;
 	}
+	memset(out, 0, size);
 	return 0;
 }
 
 static ncclResult_t rn_get_properties_v12(int dev, ncclNetProperties_v12_t *out)
 {
 	struct rn_props p;
-	int rc;
+	int rc = rn_props_begin(dev, out, sizeof(*out), NCCL_NET_MAX_DEVS_PER_NIC_V12, "v12", &p);
 
-	if (!out)
-		return rn_nccl_result(rn_net_get_properties(dev, NULL));
-	rc = rn_props_get(dev, &p, NCCL_NET_MAX_DEVS_PER_NIC_V12, "v12");
 	if (rc)
 		return rn_nccl_result(rc);
-	memset(out, 0, sizeof(*out));
 	RN_PROPS_BASE(out, &p);
 	RN_PROPS_DEVICE(out, &p);
 	RN_PROPS_V9(out, &p);
@@ -249,14 +251,10 @@ static ncclResult_t rn_get_properties_v12(int dev, ncclNetProperties_v12_t *out)
 static ncclResult_t rn_get_properties_v11(int dev, ncclNetProperties_v11_t *out)
 {
 	struct rn_props p;
-	int rc;
+	int rc = rn_props_begin(dev, out, sizeof(*out), NCCL_NET_MAX_DEVS_PER_NIC_V11, "v11", &p);
 
-	if (!out)
-		return rn_nccl_result(rn_net_get_properties(dev, NULL));
-	rc = rn_props_get(dev, &p, NCCL_NET_MAX_DEVS_PER_NIC_V11, "v11");
 	if (rc)
 		return rn_nccl_result(rc);
-	memset(out, 0, sizeof(*out));
 	RN_PROPS_BASE(out, &p);
 	RN_PROPS_DEVICE(out, &p);
 	RN_PROPS_V9(out, &p);
@@ -267,14 +265,10 @@ static ncclResult_t rn_get_properties_v11(int dev, ncclNetProperties_v11_t *out)
 static ncclResult_t rn_get_properties_v10(int dev, ncclNetProperties_v10_t *out)
 {
 	struct rn_props p;
-	int rc;
+	int rc = rn_props_begin(dev, out, sizeof(*out), NCCL_NET_MAX_DEVS_PER_NIC_V10, "v10", &p);
 
-	if (!out)
-		return rn_nccl_result(rn_net_get_properties(dev, NULL));
-	rc = rn_props_get(dev, &p, NCCL_NET_MAX_DEVS_PER_NIC_V10, "v10");
 	if (rc)
 		return rn_nccl_result(rc);
-	memset(out, 0, sizeof(*out));
 	RN_PROPS_BASE(out, &p);
 	RN_PROPS_DEVICE(out, &p);
 	RN_PROPS_V9(out, &p);
@@ -284,14 +278,10 @@ static ncclResult_t rn_get_properties_v10(int dev, ncclNetProperties_v10_t *out)
 static ncclResult_t rn_get_properties_v9(int dev, ncclNetProperties_v9_t *out)
 {
 	struct rn_props p;
-	int rc;
+	int rc = rn_props_begin(dev, out, sizeof(*out), NCCL_NET_MAX_DEVS_PER_NIC_V9, "v9", &p);
 
-	if (!out)
-		return rn_nccl_result(rn_net_get_properties(dev, NULL));
-	rc = rn_props_get(dev, &p, NCCL_NET_MAX_DEVS_PER_NIC_V9, "v9");
 	if (rc)
 		return rn_nccl_result(rc);
-	memset(out, 0, sizeof(*out));
 	RN_PROPS_BASE(out, &p);
 	RN_PROPS_DEVICE(out, &p);
 	RN_PROPS_V9(out, &p);
@@ -473,33 +463,44 @@ static int rn_vprops_from(int ndevs, const int *devs, int max, struct rn_vprops 
 	return 0;
 }
 
-static ncclResult_t rn_make_vdevice_v12(int *d, ncclNetVDeviceProps_v12_t *props)
+/*
+ * makeVDevice of every version: devs NULL (NCCL passed no props) gets net.c's -EFAULT; else
+ * NCCL's vProps (ndevs, devs[max]) are copied and checked, then merged.
+ */
+static ncclResult_t rn_make_vdevice(int *d, int ndevs, const int *devs, int max)
 {
 	struct rn_vprops vp;
 	int rc;
 
-	if (!props)
+	if (!devs)
 		return rn_nccl_result(rn_net_make_vdevice(NULL, d));
-	rc = rn_vprops_from(props->ndevs, props->devs, NCCL_NET_MAX_DEVS_PER_NIC_V12, &vp);
+	rc = rn_vprops_from(ndevs, devs, max, &vp);
 	if (!rc)
 		rc = rn_net_make_vdevice(&vp, d);
 	return rn_nccl_result(rc);
 }
 
-static void rn_attr_from(const ncclNetAttr_v12_t *in, struct rn_net_attr *out)
+static ncclResult_t rn_make_vdevice_v12(int *d, ncclNetVDeviceProps_v12_t *props)
 {
-	out->send.max_concurrent_peers = in->sendCommAttr.maxConcurrentPeers;
-	out->send.min_concurrent_peers = in->sendCommAttr.minConcurrentPeers;
-	out->send.max_flows_per_peer = in->sendCommAttr.maxFlowsPerPeer;
-	out->send.min_flows_per_peer = in->sendCommAttr.minFlowsPerPeer;
-	out->recv.max_concurrent_peers = in->recvCommAttr.maxConcurrentPeers;
-	out->recv.min_concurrent_peers = in->recvCommAttr.minConcurrentPeers;
-	out->recv.max_flows_per_peer = in->recvCommAttr.maxFlowsPerPeer;
-	out->recv.min_flows_per_peer = in->recvCommAttr.minFlowsPerPeer;
-	out->op = in->op;
-	out->algo = in->algo;
-	out->proto = in->proto;
+	return rn_make_vdevice(d, props ? props->ndevs : 0, props ? props->devs : NULL,
+			       NCCL_NET_MAX_DEVS_PER_NIC_V12);
 }
+
+/* setNetAttr v11/v12 (same members, different types): NCCL's attributes into railnet's. */
+#define RN_ATTR_FROM(out, in)                                                             \
+	do {                                                                              \
+		(out)->send.max_concurrent_peers = (in)->sendCommAttr.maxConcurrentPeers; \
+		(out)->send.min_concurrent_peers = (in)->sendCommAttr.minConcurrentPeers; \
+		(out)->send.max_flows_per_peer = (in)->sendCommAttr.maxFlowsPerPeer;      \
+		(out)->send.min_flows_per_peer = (in)->sendCommAttr.minFlowsPerPeer;      \
+		(out)->recv.max_concurrent_peers = (in)->recvCommAttr.maxConcurrentPeers; \
+		(out)->recv.min_concurrent_peers = (in)->recvCommAttr.minConcurrentPeers; \
+		(out)->recv.max_flows_per_peer = (in)->recvCommAttr.maxFlowsPerPeer;      \
+		(out)->recv.min_flows_per_peer = (in)->recvCommAttr.minFlowsPerPeer;      \
+		(out)->op = (in)->op;                                                     \
+		(out)->algo = (in)->algo;                                                 \
+		(out)->proto = (in)->proto;                                               \
+	} while (0)
 
 static ncclResult_t rn_set_net_attr_v12(void *ctx, ncclNetAttr_v12_t *netAttr)
 {
@@ -507,7 +508,7 @@ static ncclResult_t rn_set_net_attr_v12(void *ctx, ncclNetAttr_v12_t *netAttr)
 
 	if (!netAttr)
 		return rn_nccl_result(rn_net_set_attr(ctx, NULL));
-	rn_attr_from(netAttr, &attr);
+	RN_ATTR_FROM(&attr, netAttr);
 	return rn_nccl_result(rn_net_set_attr(ctx, &attr));
 }
 
@@ -552,35 +553,18 @@ static ncclResult_t rn_init_v11(void **ctx, uint64_t commId, ncclNetCommConfig_v
 
 static ncclResult_t rn_make_vdevice_v11(int *d, ncclNetVDeviceProps_v11_t *props)
 {
-	struct rn_vprops vp;
-	int rc;
-
-	if (!props)
-		return rn_nccl_result(rn_net_make_vdevice(NULL, d));
-	rc = rn_vprops_from(props->ndevs, props->devs, NCCL_NET_MAX_DEVS_PER_NIC_V11, &vp);
-	if (!rc)
-		rc = rn_net_make_vdevice(&vp, d);
-	return rn_nccl_result(rc);
+	return rn_make_vdevice(d, props ? props->ndevs : 0, props ? props->devs : NULL,
+			       NCCL_NET_MAX_DEVS_PER_NIC_V11);
 }
 
 static ncclResult_t rn_set_net_attr_v11(void *ctx, ncclNetAttr_v11_t *netAttr)
 {
-	ncclNetAttr_v12_t a;
+	struct rn_net_attr attr;
 
 	if (!netAttr)
 		return rn_nccl_result(rn_net_set_attr(ctx, NULL));
-	a.sendCommAttr.maxConcurrentPeers = netAttr->sendCommAttr.maxConcurrentPeers;
-	a.sendCommAttr.minConcurrentPeers = netAttr->sendCommAttr.minConcurrentPeers;
-	a.sendCommAttr.maxFlowsPerPeer = netAttr->sendCommAttr.maxFlowsPerPeer;
-	a.sendCommAttr.minFlowsPerPeer = netAttr->sendCommAttr.minFlowsPerPeer;
-	a.recvCommAttr.maxConcurrentPeers = netAttr->recvCommAttr.maxConcurrentPeers;
-	a.recvCommAttr.minConcurrentPeers = netAttr->recvCommAttr.minConcurrentPeers;
-	a.recvCommAttr.maxFlowsPerPeer = netAttr->recvCommAttr.maxFlowsPerPeer;
-	a.recvCommAttr.minFlowsPerPeer = netAttr->recvCommAttr.minFlowsPerPeer;
-	a.op = netAttr->op;
-	a.algo = netAttr->algo;
-	a.proto = netAttr->proto;
-	return rn_set_net_attr_v12(ctx, &a);
+	RN_ATTR_FROM(&attr, netAttr);
+	return rn_nccl_result(rn_net_set_attr(ctx, &attr));
 }
 
 RN_EXPORT const ncclNet_v11_t ncclNetPlugin_v11 = {
@@ -631,15 +615,8 @@ static ncclResult_t rn_connect_v10(int dev, ncclNetCommConfig_v10_t *config, voi
 
 static ncclResult_t rn_make_vdevice_v10(int *d, ncclNetVDeviceProps_v10_t *props)
 {
-	struct rn_vprops vp;
-	int rc;
-
-	if (!props)
-		return rn_nccl_result(rn_net_make_vdevice(NULL, d));
-	rc = rn_vprops_from(props->ndevs, props->devs, NCCL_NET_MAX_DEVS_PER_NIC_V10, &vp);
-	if (!rc)
-		rc = rn_net_make_vdevice(&vp, d);
-	return rn_nccl_result(rc);
+	return rn_make_vdevice(d, props ? props->ndevs : 0, props ? props->devs : NULL,
+			       NCCL_NET_MAX_DEVS_PER_NIC_V10);
 }
 
 RN_EXPORT const ncclNet_v10_t ncclNetPlugin_v10 = {
@@ -693,15 +670,8 @@ static ncclResult_t rn_irecv_v9(void *recvComm, int n, void **data, size_t *size
 
 static ncclResult_t rn_make_vdevice_v9(int *d, ncclNetVDeviceProps_v9_t *props)
 {
-	struct rn_vprops vp;
-	int rc;
-
-	if (!props)
-		return rn_nccl_result(rn_net_make_vdevice(NULL, d));
-	rc = rn_vprops_from(props->ndevs, props->devs, NCCL_NET_MAX_DEVS_PER_NIC_V9, &vp);
-	if (!rc)
-		rc = rn_net_make_vdevice(&vp, d);
-	return rn_nccl_result(rc);
+	return rn_make_vdevice(d, props ? props->ndevs : 0, props ? props->devs : NULL,
+			       NCCL_NET_MAX_DEVS_PER_NIC_V9);
 }
 
 RN_EXPORT const ncclNet_v9_t ncclNetPlugin_v9 = {

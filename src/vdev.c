@@ -2,8 +2,8 @@
 /*
  * vdev.c owns the rules by which ports become the devices NCCL sees (include/railnet/vdev.h):
  * PCI-path roots and sibling functions, the validation of a merge, railnet's own grouping for
- * RAILNET_MERGE, and the properties of a merged device. It must not log or touch the verbs
- * library; net.c logs the decisions.
+ * RAILNET_MERGE, the properties of a merged device, and the numbering of the devices in both
+ * views. It must not log or touch the verbs library; net.c logs the decisions.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -220,4 +220,131 @@ void rn_nic_fini(struct rn_nic *nic)
 	free(nic->name);
 	free(nic->pci_path);
 	memset(nic, 0, sizeof(*nic));
+}
+
+/* ---- numbering --------------------------------------------------------------------------- */
+
+int rn_numbering_add(struct rn_numbering *num, const struct rn_port *ports, int nports,
+		     const int *idx, int n)
+{
+	int rc;
+
+	if (num->nnics == num->cap) {
+		int ncap = num->cap ? num->cap * 2 : 16;
+		struct rn_nic *nn = realloc(num->nics, (size_t)ncap * sizeof(*nn));
+
+		if (!nn)
+			return -ENOMEM;
+		num->nics = nn;
+		num->cap = ncap;
+	}
+	rc = rn_nic_init(&num->nics[num->nnics], ports, nports, idx, n);
+	if (rc)
+		return rc;
+	return num->nnics++;
+}
+
+int rn_view_push(struct rn_view *v, int nic)
+{
+	int *nl = realloc(v->nic, (size_t)(v->n + 1) * sizeof(*nl));
+
+	if (!nl)
+		return -ENOMEM;
+	v->nic = nl;
+	v->nic[v->n++] = nic;
+	return 0;
+}
+
+/*
+ * Base devices of one view: one per port, or the merged groups. port_nic[i] is the device of
+ * port i alone once made (-1 before), so that a lone port is one device in both views.
+ */
+static int rn_view_build(struct rn_numbering *num, struct rn_view *v, const struct rn_discovery *d,
+			 bool merged, const int *group, int ngroups, int *port_nic)
+{
+	int rc;
+
+	if (!merged) {
+		for (int i = 0; i < d->nports; i++) {
+			if (port_nic[i] < 0) {
+				rc = rn_numbering_add(num, d->ports, d->nports, &i, 1);
+				if (rc < 0)
+					return rc;
+				port_nic[i] = rc;
+			}
+			rc = rn_view_push(v, port_nic[i]);
+			if (rc)
+				return rc;
+		}
+	} else {
+		for (int g = 0; g < ngroups; g++) {
+			int idx[RN_MAX_VDEV_CHILDREN], n = 0;
+
+			for (int i = 0; i < d->nports && n < RN_MAX_VDEV_CHILDREN; i++)
+				if (group[i] == g)
+					idx[n++] = i;
+			if (n == 1 && port_nic[idx[0]] >= 0) {
+				rc = port_nic[idx[0]];
+			} else {
+				rc = rn_numbering_add(num, d->ports, d->nports, idx, n);
+				if (rc < 0)
+					return rc;
+				if (n == 1)
+					port_nic[idx[0]] = rc;
+			}
+			rc = rn_view_push(v, rc);
+			if (rc)
+				return rc;
+		}
+	}
+	/* A base device's vProps is {1, {its index}} in the numbering asked about; net.c makes
+	 * it in getProperties, since one lone port's nic can sit at different indices in the
+	 * per-port and the merged numbering. */
+	v->nbase = v->n;
+	return 0;
+}
+
+int rn_numbering_build(const struct rn_discovery *d, int merge, struct rn_numbering *out)
+{
+	struct rn_numbering num;
+	int *group, *port_nic, ngroups, rc;
+
+	memset(&num, 0, sizeof(num));
+	if (!d->nports) {
+		*out = num;
+		return 0;
+	}
+	group = calloc((size_t)d->nports, sizeof(*group));
+	port_nic = malloc((size_t)d->nports * sizeof(*port_nic));
+	if (!group || !port_nic) {
+		rc = -ENOMEM;
+		goto out_free;
+	}
+	for (int i = 0; i < d->nports; i++)
+		port_nic[i] = -1;
+	ngroups = rn_vdev_groups(d->ports, d->nports, group);
+	rc = rn_view_build(&num, &num.view[RN_NET_VIEW_VDEV], d, merge == RN_MERGE_PORTS, group,
+			   ngroups, port_nic);
+	if (!rc)
+		rc = rn_view_build(&num, &num.view[RN_NET_VIEW_SELF], d, merge != RN_MERGE_NONE,
+				   group, ngroups, port_nic);
+out_free:
+	free(group);
+	free(port_nic);
+	if (rc) {
+		rn_numbering_fini(&num);
+		return rc;
+	}
+	*out = num;
+	return 0;
+}
+
+void rn_numbering_fini(struct rn_numbering *num)
+{
+	for (int i = 0; i < num->nnics; i++)
+		rn_nic_fini(&num->nics[i]);
+	free(num->nics);
+	for (int v = 0; v < RN_NET_VIEW_COUNT; v++)
+		free(num->view[v].nic);
+	memset(num, 0, sizeof(*num));
 }

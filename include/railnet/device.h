@@ -86,8 +86,10 @@ struct rn_discovery {
 /*
  * Discover under cfg. ifa/nifa: this process's addresses; ifa NULL means getifaddrs (the
  * doctor's --ifaddrs passes a list read from a file). Returns 0 and *out (possibly with no
- * port: not an error), -EINVAL for an NCCL_IB_HCA or NCCL_IB_ADDR_RANGE the config check let
- * through but the parsers refuse (one WARN), -ENOMEM, or the getifaddrs errno.
+ * port: not an error), -EINVAL for an NCCL_IB_HCA or NCCL_IB_ADDR_RANGE its parser refuses
+ * (one WARN with the parser's reason; config.c checks both values with the same parsers, so
+ * only a cfg that rn_config_parse did not make can get here), -ENOMEM, or the getifaddrs
+ * errno.
  */
 int rn_discover(const struct rn_config *cfg, const struct rn_ifaddr *ifa, int nifa,
 		struct rn_discovery **out);

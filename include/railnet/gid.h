@@ -124,8 +124,14 @@ int rn_gid_select_roce(const struct rn_gid_entry *table, int n, const struct rn_
 int rn_gid_select_ib(const struct rn_gid_entry *table, int n, const char *dev, int port,
 		     struct rn_gid_choice *out, char *why, size_t why_len);
 
-/* Parse NCCL_IB_ADDR_RANGE ("" = none). 0, or -EINVAL. */
-int rn_addr_range_parse(const char *s, struct rn_addr_range *out);
+/*
+ * Parse NCCL_IB_ADDR_RANGE ("" or NULL = none): "address/prefix", IPv4 or IPv6, the prefix
+ * decimal without a leading zero. 0 and *out, or -EINVAL with the reason in why (no variable
+ * name, no value: the caller adds them; why may be NULL when why_len is 0) and *out
+ * untouched. config.c checks NCCL_IB_ADDR_RANGE with this function, so a value it accepts
+ * parses here too.
+ */
+int rn_addr_range_parse(const char *s, struct rn_addr_range *out, char *why, size_t why_len);
 bool rn_addr_in_range(const struct rn_addr_range *r, int family, const uint8_t *addr);
 
 /* GID as sysfs prints it (8 groups of 4 hex digits). */

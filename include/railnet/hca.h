@@ -33,6 +33,12 @@ struct rn_hca_filter {
 };
 
 /*
+ * A character allowed in a name of NCCL's list syntax: ASCII letter or digit, '_', '-', '.'
+ * (no locale). The one rule for device names here and interface names (NCCL_SOCKET_IFNAME).
+ */
+bool rn_hca_name_char(int c);
+
+/*
  * Parse `s` (NULL or "" means no filter) into *out. Returns 0, or -EINVAL with a reason in
  * why (no variable name, no value: the caller adds them) and *out untouched.
  */

@@ -15,8 +15,12 @@
  *    ":port" when its device has several kept ports), speed the sum, pciPath the members'
  *    common path, guid and maxComms of the first member (maxComms: the smallest), rail and
  *    plane when all members agree (else -1).
+ *  - rn_numbering_build: the device numbering NCCL sees, from one discovery, for both
+ *    numberings of net.h (enum rn_net_view). net.c and railnet-doctor both call it, so the
+ *    doctor shows exactly the devices the plugin offers.
  *
- * Pure functions over struct rn_port arrays; no logging.
+ * Pure functions over struct rn_port arrays; no logging. Not thread-safe by themselves: the
+ * numbering's owner serialises (net.c holds its lock, the doctor is single threaded).
  */
 #ifndef RAILNET_VDEV_H
 #define RAILNET_VDEV_H
@@ -61,5 +65,44 @@ int rn_vdev_groups(const struct rn_port *ports, int n, int *group);
  */
 int rn_nic_init(struct rn_nic *nic, const struct rn_port *ports, int nports, const int *idx, int n);
 void rn_nic_fini(struct rn_nic *nic);
+
+/* One numbering: the devices NCCL sees, by NCCL index. */
+struct rn_view {
+	int *nic; /* NCCL index -> rn_numbering.nics[] index; malloc'd */
+	int n;
+	int nbase; /* base devices (before any makeVDevice); the first nbase of nic[] */
+};
+
+/*
+ * Every device railnet offers in nics[] (a lone port's device is one entry shared by both
+ * views; a group merged in both views has an equal entry for each), and the two numberings
+ * over them: view[RN_NET_VIEW_VDEV] for NCCL >= 2.24 (base devices, then the virtual ones
+ * makeVDevice adds) and view[RN_NET_VIEW_SELF] for older NCCL.
+ */
+struct rn_numbering {
+	struct rn_nic *nics; /* malloc'd, cap entries */
+	int nnics, cap;
+	struct rn_view view[RN_NET_VIEW_COUNT];
+};
+
+/*
+ * Base devices of both numberings of d's ports under RAILNET_MERGE `merge` (enum
+ * rn_merge_mode): view[RN_NET_VIEW_VDEV] holds rn_vdev_groups' groups when merge is
+ * RN_MERGE_PORTS, else one device per port; view[RN_NET_VIEW_SELF] the groups unless merge is
+ * RN_MERGE_NONE. Devices are numbered in port order (groups by their first port). Returns 0
+ * and *out (all empty when d has no port), or -ENOMEM (*out untouched). rn_numbering_fini
+ * frees it.
+ */
+int rn_numbering_build(const struct rn_discovery *d, int merge, struct rn_numbering *out);
+/*
+ * Append a device made of ports idx[0..n) of ports[0..nports) to num->nics. Returns its
+ * nics[] index, or -ENOMEM (num unchanged).
+ */
+int rn_numbering_add(struct rn_numbering *num, const struct rn_port *ports, int nports,
+		     const int *idx, int n);
+/* Append nics[] index `nic` to a view. 0, or -ENOMEM (v unchanged). */
+int rn_view_push(struct rn_view *v, int nic);
+/* Free every device and view; num is zeroed. */
+void rn_numbering_fini(struct rn_numbering *num);
 
 #endif /* RAILNET_VDEV_H */

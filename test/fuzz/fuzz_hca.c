@@ -61,11 +61,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	memset(&r, 0x5a, sizeof(r));
-	if (rn_addr_range_parse(s, &r) == 0) {
+	why[0] = '\0';
+	rc = rn_addr_range_parse(s, &r, why, sizeof(why));
+	if (rc == 0) {
 		if (r.family && ((r.family != AF_INET && r.family != AF_INET6) || r.bits < 0 ||
 				 r.bits > (r.family == AF_INET ? 32 : 128)))
 			abort();
 		(void)rn_addr_in_range(&r, AF_INET, (const uint8_t *)"\x0a\x00\x00\x01");
+	} else if (rc != -EINVAL || !why[0]) {
+		abort();
 	}
 	free(s);
 	return 0;

@@ -54,7 +54,9 @@ function(rn_add_fuzz)
 	endif()
 endfunction()
 
+# config.c checks NCCL_IB_HCA and NCCL_IB_ADDR_RANGE with hca.c's and gid.c's parsers
 rn_add_fuzz(NAME fuzz_env SOURCE ${RN_FUZZ_DIR}/fuzz_env.c CORPUS ${RN_FUZZ_DIR}/corpus/env
-	CORE_SOURCES ${CMAKE_SOURCE_DIR}/src/config.c ${CMAKE_SOURCE_DIR}/src/log.c)
-rn_add_fuzz(NAME fuzz_hca SOURCE ${RN_FUZZ_DIR}/fuzz_hca.c CORPUS ${RN_FUZZ_DIR}/corpus/hca CORE_SOURCES ${CMAKE_SOURCE_DIR}/src/hca.c ${CMAKE_SOURCE_DIR}/src/gid.c)
+	CORE_SOURCES ${CMAKE_SOURCE_DIR}/src/config.c ${CMAKE_SOURCE_DIR}/src/log.c
+	${CMAKE_SOURCE_DIR}/src/hca.c ${CMAKE_SOURCE_DIR}/src/gid.c ${CMAKE_SOURCE_DIR}/src/sysfs.c)
+rn_add_fuzz(NAME fuzz_hca SOURCE ${RN_FUZZ_DIR}/fuzz_hca.c CORPUS ${RN_FUZZ_DIR}/corpus/hca CORE_SOURCES ${CMAKE_SOURCE_DIR}/src/hca.c ${CMAKE_SOURCE_DIR}/src/gid.c ${CMAKE_SOURCE_DIR}/src/sysfs.c)
 rn_add_fuzz(NAME fuzz_wire SOURCE ${RN_FUZZ_DIR}/fuzz_wire.c CORPUS ${RN_FUZZ_DIR}/corpus/wire CORE_SOURCES ${CMAKE_SOURCE_DIR}/src/wire.c)

@@ -300,15 +300,21 @@ static void test_bad_strings(void **state)
 	static const struct {
 		const char *entry, *want;
 	} cases[] = {
-		{ "NCCL_IB_HCA=^", "NCCL_IB_HCA=^: no entry after '^'" },
-		{ "NCCL_IB_HCA=^=", "no entry after '^='" },
-		{ "NCCL_IB_HCA=mlx5_0:x", "entry 1: 'x' in a numeric field" },
+		/* NCCL_IB_HCA is checked by hca.c's parser, with its reasons */
+		{ "NCCL_IB_HCA=^", "NCCL_IB_HCA=^: no device after '^'" },
+		{ "NCCL_IB_HCA=^=", "no device after '^='" },
+		{ "NCCL_IB_HCA=mlx5_0:x", "entry 1: port field has 'x'" },
 		{ "NCCL_IB_HCA=mlx5_0 ", "character ' ' at byte 6 is not allowed" },
 		{ "NCCL_IB_HCA=mlx5_0,", "trailing ','" },
-		{ "NCCL_IB_HCA=mlx5_0,,mlx5_1", "entry 2 has no name" },
-		{ "NCCL_IB_HCA=:1", "entry 1 has no name" },
-		{ "NCCL_IB_HCA=a:1:2:3:4", "more than 4 ':'-separated fields" },
+		{ "NCCL_IB_HCA=mlx5_0,,mlx5_1", "entry 2 has no device name" },
+		{ "NCCL_IB_HCA=:1", "entry 1 has no device name" },
+		{ "NCCL_IB_HCA=a:1:2:3:4", "entry 1 has more than 4 fields" },
 		{ "NCCL_IB_HCA==^mlx5", "character '^' at byte 1" },
+		/* refused by discovery before, now at parse time too */
+		{ "NCCL_IB_HCA=mlx5_0:01",
+		  "NCCL_IB_HCA=mlx5_0:01: entry 1: port with a leading zero" },
+		{ "NCCL_IB_HCA=mlx5_0:0", "entry 1: port 0 out of range 1..255" },
+		{ "NCCL_IB_HCA=mlx5_0:1:32768", "entry 1: rail out of range 0..32767" },
 		{ "NCCL_SOCKET_IFNAME=averyveryverylongname0", "longer than 15 characters" },
 		{ "NCCL_SOCKET_IFNAME=eth0:1:2", "more than 2 ':'-separated fields" },
 		{ "NCCL_SOCKET_IFNAME=eth/0", "character '/'" },
@@ -319,6 +325,7 @@ static void test_bad_strings(void **state)
 		{ "NCCL_IB_ADDR_RANGE=10.0.0/8", "'10.0.0' is not an IPv4 address" },
 		{ "NCCL_IB_ADDR_RANGE=/8", "not an IPv4 or IPv6 address before '/'" },
 		{ "NCCL_IB_ADDR_RANGE=fe80::zz/64", "is not an IPv6 address" },
+		{ "NCCL_IB_ADDR_RANGE=fd00::/064", "prefix length must be 0..128" },
 		{ "NCCL_IB_ADDR_RANGE=2001:0db8:0000:0000:0000:0000:0000:0000:0000:0000:0000/64",
 		  "longer than 50 bytes" },
 	};

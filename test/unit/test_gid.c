@@ -62,7 +62,7 @@ static struct rn_gid_policy pol(int family, int version, const char *range, int 
 {
 	struct rn_gid_policy p = { .family = family, .roce_version = version, .gid_index = index };
 
-	assert_int_equal(rn_addr_range_parse(range, &p.range), 0);
+	assert_int_equal(rn_addr_range_parse(range, &p.range, NULL, 0), 0);
 	return p;
 }
 
@@ -315,18 +315,18 @@ static void test_range_parse(void **state)
 					    "fd00::/64", "::/0",       "fd00::1/128" };
 	static const char *const bad[] = { "10.0.0.0",	  "10.0.0.0/33", "10.0.0.0/",	"/8",
 					   "10.0.0/8",	  "fd00::/129",	 "10.0.0.0/8x", "x/8",
-					   "10.0.0.0/-1", "fd00::/+4" };
+					   "10.0.0.0/-1", "fd00::/+4",	 "10.0.0.0/08" };
 	struct rn_addr_range r;
 	uint8_t a[16];
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
-		if (rn_addr_range_parse(good[i], &r))
+		if (rn_addr_range_parse(good[i], &r, NULL, 0))
 			fail_msg("'%s' refused", good[i]);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		if (rn_addr_range_parse(bad[i], &r) != -EINVAL)
+		if (rn_addr_range_parse(bad[i], &r, NULL, 0) != -EINVAL)
 			fail_msg("'%s' accepted", bad[i]);
-	assert_int_equal(rn_addr_range_parse("10.224.0.0/12", &r), 0);
+	assert_int_equal(rn_addr_range_parse("10.224.0.0/12", &r, NULL, 0), 0);
 	inet_pton(AF_INET, "10.239.1.1", a);
 	assert_true(rn_addr_in_range(&r, AF_INET, a));
 	inet_pton(AF_INET, "10.240.1.1", a);

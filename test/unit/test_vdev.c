@@ -2,7 +2,8 @@
 /*
  * Merge rules over tables of ports (vdev.h): PCI roots and sibling functions, the checks of
  * a merge (link layer, root, duplicates, size), railnet's own grouping for RAILNET_MERGE and
- * the properties of a merged device (name, speed sum, common pciPath, rail).
+ * the properties of a merged device (name, speed sum, common pciPath, rail), and the two
+ * numberings built from one discovery.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -118,11 +119,57 @@ static void test_check_and_groups(void **state)
 	rn_nic_fini(&nic);
 }
 
+/* Both numberings from one discovery (what net.c offers and the doctor prints). */
+static void test_numbering(void **state)
+{
+	char a[] = ROOT0 "/0000:0c:00.0", b[] = ROOT0 "/0000:0c:00.1", c[] = ROOT1 "/0000:88:00.0";
+	struct rn_port p[3] = {
+		port("mlx5_0", 1, 2, a, "0000:00:01.1", 100000, -1),
+		port("mlx5_1", 1, 2, b, "0000:00:01.1", 100000, -1),
+		port("mlx5_2", 1, 2, c, "0000:80:01.1", 100000, -1),
+	};
+	struct rn_discovery d = { .ports = p, .nports = 3 };
+	struct rn_numbering num;
+	const struct rn_view *vdev = &num.view[RN_NET_VIEW_VDEV];
+	const struct rn_view *self = &num.view[RN_NET_VIEW_SELF];
+
+	(void)state;
+	assert_int_equal(rn_numbering_build(&d, RN_MERGE_AUTO, &num), 0);
+	assert_int_equal(vdev->n, 3);
+	assert_int_equal(vdev->nbase, 3);
+	assert_int_equal(self->n, 2);
+	assert_string_equal(num.nics[self->nic[0]].name, "mlx5_0+mlx5_1");
+	assert_int_equal(self->nic[1], vdev->nic[2]); /* a lone port: one device in both views */
+	assert_int_equal(num.nnics, 4);
+	rn_numbering_fini(&num);
+
+	assert_int_equal(rn_numbering_build(&d, RN_MERGE_PORTS, &num), 0);
+	assert_int_equal(vdev->n, 2);
+	assert_int_equal(self->n, 2);
+	assert_string_equal(num.nics[vdev->nic[0]].name, num.nics[self->nic[0]].name);
+	assert_int_equal(vdev->nic[1], self->nic[1]); /* only lone ports are shared */
+	assert_int_equal(num.nnics, 3);
+	rn_numbering_fini(&num);
+
+	assert_int_equal(rn_numbering_build(&d, RN_MERGE_NONE, &num), 0);
+	assert_int_equal(vdev->n, 3);
+	assert_int_equal(self->n, 3);
+	assert_int_equal(num.nnics, 3);
+	assert_string_equal(num.nics[self->nic[2]].name, "mlx5_2");
+	rn_numbering_fini(&num);
+
+	d.nports = 0;
+	assert_int_equal(rn_numbering_build(&d, RN_MERGE_AUTO, &num), 0);
+	assert_int_equal(vdev->n + self->n + num.nnics, 0);
+	rn_numbering_fini(&num);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pci),
 		cmocka_unit_test(test_check_and_groups),
+		cmocka_unit_test(test_numbering),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

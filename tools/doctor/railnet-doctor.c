@@ -4,7 +4,7 @@
  * depends on, every RDMA port with its link, speed, state and chosen GID (and why), every
  * device or port left out (and the fix), the devices railnet offers NCCL, then a verdict.
  * --json prints the same as one document (schema in docs/doctor.md). It runs the plugin's own
- * code (rn_discover, rn_vdev_groups, rn_nic_init from railnet_core) and decides nothing by
+ * code (rn_discover, rn_numbering_build from railnet_core) and decides nothing by
  * itself beyond the verdict. Exit: 0 fit, 1 problems found, 2 usage error.
  */
 #include <errno.h>
@@ -41,8 +41,7 @@ struct rn_doc {
 	rlim_t memlock; /* RLIM_INFINITY when unlimited */
 	uint64_t cap_eff;
 	bool cap_known;
-	struct rn_nic *views[2];
-	int nview[2];
+	struct rn_numbering num; /* the devices offered, as net.c numbers them */
 	struct rn_doc_problem problems[RN_DOC_MAX_PROBLEMS];
 	int nproblems;
 };
@@ -100,46 +99,6 @@ static bool rn_doc_has_cap(const struct rn_doc *doc, int bit)
 static bool rn_is_our_var(const char *e)
 {
 	return !strncmp(e, "NCCL_", 5) || !strncmp(e, "RAILNET_", 8);
-}
-
-/* ---- devices railnet offers (net.c's own functions, same merge rules) ------------------- */
-
-static int rn_doc_views(struct rn_doc *doc)
-{
-	const struct rn_discovery *d = doc->d;
-	int *group, ngroups, rc = 0;
-
-	if (!d->nports)
-		return 0;
-	group = calloc((size_t)d->nports, sizeof(*group));
-	doc->views[0] = calloc((size_t)d->nports, sizeof(struct rn_nic));
-	doc->views[1] = calloc((size_t)d->nports, sizeof(struct rn_nic));
-	if (!group || !doc->views[0] || !doc->views[1]) {
-		free(group);
-		return -ENOMEM;
-	}
-	ngroups = rn_vdev_groups(d->ports, d->nports, group);
-	for (int v = 0; v < 2 && !rc; v++) {
-		/* v 0: NCCL >= 2.24 (merged only with RAILNET_MERGE=ports); 1: older NCCL */
-		bool merged = v == 0 ? doc->cfg->merge == RN_MERGE_PORTS
-				     : doc->cfg->merge != RN_MERGE_NONE;
-
-		for (int g = 0; g < (merged ? ngroups : d->nports) && !rc; g++) {
-			int idx[RN_MAX_VDEV_CHILDREN], n = 0;
-
-			if (!merged)
-				idx[n++] = g;
-			for (int i = 0; merged && i < d->nports && n < RN_MAX_VDEV_CHILDREN; i++)
-				if (group[i] == g)
-					idx[n++] = i;
-			rc = rn_nic_init(&doc->views[v][doc->nview[v]], d->ports, d->nports, idx,
-					 n);
-			if (!rc)
-				doc->nview[v]++;
-		}
-	}
-	free(group);
-	return rc;
 }
 
 /* ---- verdict ----------------------------------------------------------------------------- */
@@ -248,12 +207,14 @@ static void rn_doc_text(const struct rn_doc *doc, FILE *o)
 		if (x->fix[0])
 			fprintf(o, "    fix   %s\n", x->fix);
 	}
-	for (int v = 0; v < 2; v++) {
+	for (int v = RN_NET_VIEW_VDEV; v <= RN_NET_VIEW_SELF; v++) {
+		const struct rn_view *view = &doc->num.view[v];
+
 		fprintf(o, "\nDevices offered to %s (%d)\n",
-			v == 0 ? "NCCL >= 2.24 (before makeVDevice)" : "NCCL < 2.24",
-			doc->nview[v]);
-		for (int i = 0; i < doc->nview[v]; i++) {
-			const struct rn_nic *n = &doc->views[v][i];
+			v == RN_NET_VIEW_VDEV ? "NCCL >= 2.24 (before makeVDevice)" : "NCCL < 2.24",
+			view->n);
+		for (int i = 0; i < view->n; i++) {
+			const struct rn_nic *n = &doc->num.nics[view->nic[i]];
 
 			fprintf(o, "  %d %s: %d Mbps, %d port(s), pci %s\n", i, n->name, n->speed,
 				n->nports, n->pci_path ? n->pci_path : "(unknown)");
@@ -381,10 +342,13 @@ static void rn_doc_json(const struct rn_doc *doc, FILE *o)
 		fputc('}', o);
 	}
 	fprintf(o, "],\"offered\":{");
-	for (int v = 0; v < 2; v++) {
-		fprintf(o, "%s\"%s\":[", v ? "," : "", v == 0 ? "nccl_2_24_plus" : "nccl_older");
-		for (int i = 0; i < doc->nview[v]; i++) {
-			const struct rn_nic *n = &doc->views[v][i];
+	for (int v = RN_NET_VIEW_VDEV; v <= RN_NET_VIEW_SELF; v++) {
+		const struct rn_view *view = &doc->num.view[v];
+
+		fprintf(o, "%s\"%s\":[", v != RN_NET_VIEW_VDEV ? "," : "",
+			v == RN_NET_VIEW_VDEV ? "nccl_2_24_plus" : "nccl_older");
+		for (int i = 0; i < view->n; i++) {
+			const struct rn_nic *n = &doc->num.nics[view->nic[i]];
 
 			fprintf(o, "%s{\"index\":%d,", i ? "," : "", i);
 			rn_json_kv(o, "name", n->name, true);
@@ -524,7 +488,8 @@ int main(int argc, char **argv)
 
 		if (r) {
 			if (r == -EINVAL)
-				fprintf(stderr, "railnet-doctor: --ifaddrs %s: malformed at line %d\n",
+				fprintf(stderr,
+					"railnet-doctor: --ifaddrs %s: malformed at line %d\n",
 					ifaddrs_file, bad);
 			else
 				fprintf(stderr, "railnet-doctor: --ifaddrs %s: %s\n", ifaddrs_file,
@@ -554,7 +519,8 @@ int main(int argc, char **argv)
 		goto out_unload;
 	}
 	rn_doc_env(&doc);
-	if (rn_doc_views(&doc)) {
+	/* the devices offered: net.c's own numbering, from the same discovery */
+	if (rn_numbering_build(doc.d, doc.cfg->merge, &doc.num)) {
 		fprintf(stderr, "railnet-doctor: out of memory\n");
 		goto out_destroy;
 	}
@@ -565,11 +531,7 @@ int main(int argc, char **argv)
 		rn_doc_text(&doc, stdout);
 	rc = doc.nproblems ? 1 : 0;
 out_destroy:
-	for (int v = 0; v < 2; v++) {
-		for (int i = 0; i < doc.nview[v]; i++)
-			rn_nic_fini(&doc.views[v][i]);
-		free(doc.views[v]);
-	}
+	rn_numbering_fini(&doc.num);
 	rn_discovery_destroy(doc.d);
 out_unload:
 	rn_verbs_unload();
