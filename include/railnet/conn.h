@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Connection establishment: the glue of the OOB handshake (oob.h), the wire codec (wire.h)
+ * and the QP layer (qp.h). A listener owns an OOB listening socket and, once accepting, one
+ * in-progress acceptor; a connector's in-progress state lives behind NCCL's handle buffer
+ * (bytes 64..127, which the wire format leaves to the connector). The connector creates its
+ * QP set (role SEND) and sends a HELLO built from rn_qp_set_info; the acceptor, when that
+ * HELLO arrives, creates its QP set (role RECV, as many QPs as the connector announced,
+ * striped over its own ports), connects it and replies; the connector connects its set to the
+ * reply and sends READY. This file moves no data and is not yet called by net.c.
+ *
+ * Threads: none of these functions blocks; a connect or accept step returns 0 with a NULL
+ * conn to be called again, so one thread may drive both ends alternately. Objects are not
+ * thread-safe; each is driven by one thread at a time (NCCL's proxy thread).
+ *
+ * Errors: 0 or -errno. Every failure unwinds what was built (QP sets destroyed, sockets
+ * closed, in-progress state freed) and is logged once, as a WARN, by the layer that found it.
+ * Output parameters are written only on success.
+ */
+#ifndef RAILNET_CONN_H
+#define RAILNET_CONN_H
+
+#include <stdint.h>
+
+#include "railnet/oob.h"
+#include "railnet/qp.h"
+
+struct rn_conn_params {
+	const struct rn_oob_if *iface; /* listener: interface to listen on; connector: unused */
+	long timeout_ms;	       /* > 0: RAILNET_CONNECT_TIMEOUT x 1000 */
+	int qps_per_port;	       /* NCCL_IB_QPS_PER_CONNECTION (connector: nqps = this x
+					* its ports; the acceptor adopts the connector's count) */
+	struct rn_qp_attr attr;	       /* from rn_qp_attr_from_config */
+	int sockbuf;		       /* OOB socket buffers (test seam, see rn_oob_params) */
+};
+
+enum rn_conn_role {
+	RN_CONN_SEND, /* from rn_conn_connect_step */
+	RN_CONN_RECV, /* from rn_conn_accept_step */
+};
+
+/*
+ * A connected connection: its QP set at RTS and what the peer announced. The FIFO address and
+ * rkeys of the handshake (rn_hello.fifo_addr, rn_hello_port.fifo_rkey) are sent as 0 for now;
+ * the data path (xfer.c) will register the FIFO and fill them. Readable by the owner.
+ */
+struct rn_conn {
+	int role; /* enum rn_conn_role */
+	struct rn_qp_set *set;
+	struct rn_qp_info remote;  /* the peer's ports and QPs, as connected */
+	uint64_t remote_fifo_addr; /* peer's fifo_addr from its HELLO (0 in this version) */
+};
+
+struct rn_conn_listener;
+
+/*
+ * Listen on params->iface and write NCCL's handle (RN_WIRE_HANDLE_BUF bytes) into handle.
+ * ports[0..nports) (copied) are the local ports the accepted connection's QPs use; their
+ * contexts must stay open until the connection is closed. One listener accepts one connection.
+ */
+int rn_conn_listen(const struct rn_qp_port *ports, int nports, const struct rn_conn_params *params,
+		   void *handle, struct rn_conn_listener **out);
+
+/*
+ * Drive the connector of handle (NCCL's RN_WIRE_HANDLE_BUF-byte buffer, passed again
+ * unchanged on every call; its bytes 64..127 keep the in-progress state). Returns 0 with
+ * *conn set when connected, 0 with *conn NULL to be called again, or -errno (the state is
+ * freed and the handle's state bytes cleared). ports/nports/params are read on the first call
+ * only.
+ */
+int rn_conn_connect_step(void *handle, const struct rn_qp_port *ports, int nports,
+			 const struct rn_conn_params *params, struct rn_conn **conn);
+/* Free a connector abandoned before it returned a conn or an error. Fine when there is none. */
+void rn_conn_connect_abort(void *handle);
+
+/*
+ * Drive the acceptor of l. Returns 0 with *conn set when connected, 0 with *conn NULL to be
+ * called again, -EALREADY once l has returned its connection, or -errno (the in-progress
+ * state is freed; the listener is then only good for rn_conn_listen_close).
+ */
+int rn_conn_accept_step(struct rn_conn_listener *l, struct rn_conn **conn);
+
+/* Destroy the QP set and free. NULL is fine. */
+void rn_conn_close(struct rn_conn *c);
+/* Free an in-progress acceptor, close the socket, free. NULL is fine. Independent of the
+ * conn the listener returned. */
+void rn_conn_listen_close(struct rn_conn_listener *l);
+
+/*
+ * The mapping between the QP layer's info and the handshake message, field by field (exposed
+ * for tests). to_hello writes fifo_addr = 0 and fifo_rkey = 0 (filled by the data path later).
+ * from_hello refuses (-EPROTO, reason in why) counts the QP layer cannot hold.
+ */
+void rn_conn_info_to_hello(const struct rn_qp_info *info, struct rn_hello *h);
+int rn_conn_info_from_hello(const struct rn_hello *h, struct rn_qp_info *info, char *why,
+			    size_t why_len);
+
+#endif /* RAILNET_CONN_H */
