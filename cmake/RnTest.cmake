@@ -3,7 +3,8 @@
 find_library(CMOCKA_LIBRARY cmocka REQUIRED)
 find_path(CMOCKA_INCLUDE_DIR cmocka.h REQUIRED)
 
-add_library(rn_testsupport STATIC ${CMAKE_SOURCE_DIR}/test/support/rn_test.c)
+add_library(rn_testsupport STATIC ${CMAKE_SOURCE_DIR}/test/support/rn_test.c
+	${CMAKE_SOURCE_DIR}/test/support/rn_test_sv.c)
 target_include_directories(rn_testsupport PUBLIC ${CMAKE_SOURCE_DIR}/test/support
 	${CMOCKA_INCLUDE_DIR})
 target_link_libraries(rn_testsupport PUBLIC railnet_core ${CMOCKA_LIBRARY})

@@ -10,7 +10,6 @@
  * without fd growth.
  */
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +21,7 @@
 #include "railnet/log.h"
 #include "railnet/verbs.h"
 #include "rn_test.h"
+#include "rn_test_sv.h"
 
 #define GID_INDEX 1 /* sv-mkview: RoCE v2, IPv4-mapped */
 #define BUF_LEN 4096
@@ -31,34 +31,6 @@ static char view_dir[256];
 static struct ibv_context *ctx[2];
 static struct rn_qp_port qport[2][2]; /* [device][port index] */
 
-static int count_dir(const char *path)
-{
-	DIR *d = opendir(path);
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return 0;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
-
-static int count_fds(void)
-{
-	return count_dir("/proc/self/fd");
-}
-
-static int rdv_qps(void)
-{
-	char p[512];
-
-	snprintf(p, sizeof(p), "%s/rdv/qp", view_dir);
-	return count_dir(p);
-}
-
 static long long now_ms(void)
 {
 	struct timespec ts;
@@ -67,54 +39,19 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void rm_view(void)
-{
-	char cmd[512];
-
-	if (!view_dir[0])
-		return;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", view_dir);
-	if (system(cmd))
-		(void)0;
-}
-
 static int setup(void **state)
 {
-	char lib[4096], cmd[4096 + 300];
-	struct ibv_device **list;
-	int n, i, d, p;
+	int d, p;
 
 	(void)state;
-	snprintf(lib, sizeof(lib), "%s/softverbs/libibverbs.so.1", rn_test_build_dir());
-	if (access(lib, R_OK))
-		rn_test_skip("softverbs not built (%s): nothing to connect QPs on", lib);
-	snprintf(view_dir, sizeof(view_dir), "/tmp/rn-test-conn-XXXXXX");
-	if (!mkdtemp(view_dir))
+	if (rn_test_sv_mkview("conn", 2, 2, 100, view_dir, sizeof(view_dir)))
 		return -1;
-	atexit(rm_view);
-	snprintf(cmd, sizeof(cmd), "'%s/bin/sv-mkview' '%s' 2 2 100", rn_test_build_dir(),
-		 view_dir);
-	if (system(cmd))
-		return -1;
-	setenv("SOFTVERBS_VIEW", view_dir, 1);
 	rn_test_log_capture();
-	if (rn_verbs_load(lib))
+	if (rn_test_sv_open(view_dir, 2, ctx))
 		return -1;
-	if (rn_verbs()->get_device_list(&list, &n) || n < 2)
-		return -1;
-	for (i = 0; i < n; i++) {
-		const char *name = rn_verbs()->get_device_name(list[i]);
-
-		d = !strcmp(name, "svdev0") ? 0 : !strcmp(name, "svdev1") ? 1 : -1;
-		if (d >= 0 && rn_verbs()->open_device(list[i], &ctx[d]))
-			return -1;
-	}
-	rn_verbs()->free_device_list(list);
 	for (d = 0; d < 2; d++) {
 		char name[16];
 
-		if (!ctx[d])
-			return -1;
 		snprintf(name, sizeof(name), "svdev%d", d);
 		for (p = 0; p < 2; p++)
 			if (rn_qp_port_query(ctx[d], name, p + 1, GID_INDEX, &qport[d][p]))
@@ -126,10 +63,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	for (int d = 0; d < 2; d++)
-		if (ctx[d])
-			rn_verbs()->close_device(ctx[d]);
-	rn_verbs_unload();
+	rn_test_sv_close(2, ctx);
 	return 0;
 }
 
@@ -266,7 +200,7 @@ static void test_handshake_write(void **state)
 	assert_int_equal(r->role, RN_CONN_RECV);
 	assert_int_equal(s->set->nqps, 4);
 	assert_int_equal(r->set->nqps, 4);
-	assert_int_equal(rdv_qps(), 8);
+	assert_int_equal(rn_test_sv_rdv_qps(view_dir), 8);
 	assert_int_equal(s->remote.nports, 2);
 	assert_int_equal(r->remote.nqps, 4);
 	for (i = 0; i < 4; i++) {
@@ -318,7 +252,7 @@ static void test_handshake_write(void **state)
 	assert_int_equal(rn_verbs()->dereg_mr(rmr), 0);
 	rn_conn_close(s);
 	rn_conn_close(r);
-	assert_int_equal(rdv_qps(), 0);
+	assert_int_equal(rn_test_sv_rdv_qps(view_dir), 0);
 	assert_int_equal(rn_pd_refs(ctx[0]), 0);
 	assert_int_equal(rn_pd_refs(ctx[1]), 0);
 	free(src);
@@ -339,13 +273,13 @@ static void test_connect_timeout(void **state)
 	(void)state;
 	rn_test_log_reset();
 	lo = lo_if();
-	fds0 = count_fds();
+	fds0 = rn_test_count_fds();
 	assert_int_equal(rn_conn_listen(qport[1], 2, &p, handle, &l), 0);
 	t0 = now_ms();
 	while (rc == 0) {
 		rc = rn_conn_connect_step(handle, qport[0], 2, &p, &s);
 		assert_null(s);
-		if (rdv_qps() == 4)
+		if (rn_test_sv_rdv_qps(view_dir) == 4)
 			saw_qps = 1;
 		assert_true(now_ms() - t0 < 5000);
 		usleep(1000);
@@ -355,12 +289,12 @@ static void test_connect_timeout(void **state)
 	assert_true(now_ms() - t0 >= SHORT_MS - 10);
 	assert_int_equal(rn_test_log.warns, 1);
 	assert_true(rn_test_log_contains("RAILNET_CONNECT_TIMEOUT"));
-	assert_int_equal(rdv_qps(), 0);
+	assert_int_equal(rn_test_sv_rdv_qps(view_dir), 0);
 	assert_int_equal(rn_pd_refs(ctx[0]), 0);
 	rn_conn_connect_abort(handle); /* nothing left: a no-op */
 	rn_conn_listen_close(l);
 	usleep(50 * 1000);
-	assert_in_range(count_fds(), 0, fds0);
+	assert_in_range(rn_test_count_fds(), 0, fds0);
 	rn_test_log_reset();
 }
 
@@ -376,7 +310,7 @@ static void test_abandon(void **state)
 	(void)state;
 	rn_test_log_reset();
 	lo = lo_if();
-	fds0 = count_fds();
+	fds0 = rn_test_count_fds();
 	assert_int_equal(rn_conn_listen(qport[1], 2, &p, handle, &l), 0);
 	for (i = 0; i < 3; i++) {
 		assert_int_equal(rn_conn_connect_step(handle, qport[0], 2, &p, &s), 0);
@@ -389,10 +323,10 @@ static void test_abandon(void **state)
 	rn_conn_connect_abort(handle);
 	rn_conn_listen_close(l);
 	usleep(50 * 1000);
-	assert_int_equal(rdv_qps(), 0);
+	assert_int_equal(rn_test_sv_rdv_qps(view_dir), 0);
 	assert_int_equal(rn_pd_refs(ctx[0]), 0);
 	assert_int_equal(rn_pd_refs(ctx[1]), 0);
-	assert_in_range(count_fds(), 0, fds0 + 2);
+	assert_in_range(rn_test_count_fds(), 0, fds0 + 2);
 	RN_ASSERT_NO_WARN();
 }
 
@@ -428,15 +362,15 @@ static void test_cycles(void **state)
 		rn_conn_close(r);
 	}
 	usleep(50 * 1000);
-	fds0 = count_fds();
+	fds0 = rn_test_count_fds();
 	for (i = 0; i < 200; i++) {
 		handshake(&s, &r);
 		rn_conn_close(s);
 		rn_conn_close(r);
 	}
 	usleep(100 * 1000);
-	assert_in_range(count_fds(), 0, fds0 + 2);
-	assert_int_equal(rdv_qps(), 0);
+	assert_in_range(rn_test_count_fds(), 0, fds0 + 2);
+	assert_int_equal(rn_test_sv_rdv_qps(view_dir), 0);
 	assert_int_equal(rn_pd_refs(ctx[0]), 0);
 	assert_int_equal(rn_pd_refs(ctx[1]), 0);
 	RN_ASSERT_NO_WARN();
@@ -461,7 +395,7 @@ static void test_fault_accept(void **state)
 		fail_msg("run with SOFTVERBS_FAIL=ibv_create_qp:5:ENOMEM (ctest test_conn_fault)");
 	rn_test_log_reset();
 	lo = lo_if();
-	fds0 = count_fds();
+	fds0 = rn_test_count_fds();
 	assert_int_equal(rn_conn_listen(qport[1], 2, &p, handle, &l), 0);
 	t0 = now_ms();
 	while (rs == 0 || ra == 0) {
@@ -477,12 +411,12 @@ static void test_fault_accept(void **state)
 	assert_true(rs < 0);
 	assert_int_equal(rn_conn_accept_step(l, &r), -ENOMEM); /* stays failed */
 	assert_true(rn_test_log_contains("create_qp on svdev1"));
-	assert_int_equal(rdv_qps(), 0);
+	assert_int_equal(rn_test_sv_rdv_qps(view_dir), 0);
 	assert_int_equal(rn_pd_refs(ctx[0]), 0);
 	assert_int_equal(rn_pd_refs(ctx[1]), 0);
 	rn_conn_listen_close(l);
 	usleep(50 * 1000);
-	assert_in_range(count_fds(), 0, fds0);
+	assert_in_range(rn_test_count_fds(), 0, fds0);
 	rn_test_log_reset();
 }
 

@@ -12,7 +12,6 @@
  * create unwinds everything.
  */
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +23,7 @@
 #include "railnet/qp.h"
 #include "railnet/verbs.h"
 #include "rn_test.h"
+#include "rn_test_sv.h"
 
 #define GID_INDEX 1 /* sv-mkview: RoCE v2, IPv4-mapped */
 #define BUF_LEN 8192
@@ -31,34 +31,6 @@
 static char view_dir[256];
 static struct ibv_context *ctx[2];
 static struct rn_qp_port qport[2][2]; /* [device][port index] */
-
-static int count_dir(const char *path)
-{
-	DIR *d = opendir(path);
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return 0;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
-
-static int count_fds(void)
-{
-	return count_dir("/proc/self/fd");
-}
-
-static int rdv_qps(void)
-{
-	char p[512];
-
-	snprintf(p, sizeof(p), "%s/rdv/qp", view_dir);
-	return count_dir(p);
-}
 
 /* svdev1 port 1 gets MTU 1024, so the first rail negotiates down. */
 static int patch_mtu(void)
@@ -86,55 +58,20 @@ static int patch_mtu(void)
 	return fclose(f) ? -1 : 0;
 }
 
-static void rm_view(void)
-{
-	char cmd[512];
-
-	if (!view_dir[0])
-		return;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", view_dir);
-	if (system(cmd))
-		(void)0;
-}
-
 /* The view, softverbs loaded, both devices open and their ports described. */
 static int setup(void **state)
 {
-	char lib[4096], cmd[4096 + 300];
-	struct ibv_device **list;
-	int n, i, d, p;
+	int d, p;
 
 	(void)state;
-	snprintf(lib, sizeof(lib), "%s/softverbs/libibverbs.so.1", rn_test_build_dir());
-	if (access(lib, R_OK))
-		rn_test_skip("softverbs not built (%s): nothing to run the QP layer on", lib);
-	snprintf(view_dir, sizeof(view_dir), "/tmp/rn-test-qp-XXXXXX");
-	if (!mkdtemp(view_dir))
+	if (rn_test_sv_mkview("qp", 2, 2, 100, view_dir, sizeof(view_dir)) || patch_mtu())
 		return -1;
-	atexit(rm_view);
-	snprintf(cmd, sizeof(cmd), "'%s/bin/sv-mkview' '%s' 2 2 100", rn_test_build_dir(),
-		 view_dir);
-	if (system(cmd) || patch_mtu())
-		return -1;
-	setenv("SOFTVERBS_VIEW", view_dir, 1);
 	rn_test_log_capture();
-	if (rn_verbs_load(lib))
+	if (rn_test_sv_open(view_dir, 2, ctx))
 		return -1;
-	if (rn_verbs()->get_device_list(&list, &n) || n < 2)
-		return -1;
-	for (i = 0; i < n; i++) {
-		const char *name = rn_verbs()->get_device_name(list[i]);
-
-		d = !strcmp(name, "svdev0") ? 0 : !strcmp(name, "svdev1") ? 1 : -1;
-		if (d >= 0 && rn_verbs()->open_device(list[i], &ctx[d]))
-			return -1;
-	}
-	rn_verbs()->free_device_list(list);
 	for (d = 0; d < 2; d++) {
 		char name[16];
 
-		if (!ctx[d])
-			return -1;
 		snprintf(name, sizeof(name), "svdev%d", d);
 		for (p = 0; p < 2; p++)
 			if (rn_qp_port_query(ctx[d], name, p + 1, GID_INDEX, &qport[d][p]))
@@ -146,10 +83,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	for (int d = 0; d < 2; d++)
-		if (ctx[d])
-			rn_verbs()->close_device(ctx[d]);
-	rn_verbs_unload();
+	rn_test_sv_close(2, ctx);
 	return 0;
 }
 
@@ -302,7 +236,7 @@ static void test_create_connect(void **state)
 	rn_qp_set_destroy(b);
 	assert_int_equal(rn_pd_refs(ctx[0]), 0);
 	assert_int_equal(rn_pd_refs(ctx[1]), 0);
-	assert_int_equal(rdv_qps(), 0);
+	assert_int_equal(rn_test_sv_rdv_qps(view_dir), 0);
 	RN_ASSERT_NO_WARN();
 }
 
@@ -554,17 +488,17 @@ static void test_cycles(void **state)
 		rn_qp_set_destroy(a);
 		rn_qp_set_destroy(b);
 	}
-	fds0 = count_fds();
+	fds0 = rn_test_count_fds();
 	for (i = 0; i < 1000; i++) {
 		make_pair(2, 1, &a, &b, true);
 		rn_qp_set_destroy(a);
 		rn_qp_set_destroy(b);
 	}
 	usleep(100 * 1000); /* let the NIC threads close peer sockets */
-	assert_in_range(count_fds(), 0, fds0 + 2);
+	assert_in_range(rn_test_count_fds(), 0, fds0 + 2);
 	assert_int_equal(rn_pd_refs(ctx[0]), 0);
 	assert_int_equal(rn_pd_refs(ctx[1]), 0);
-	assert_int_equal(rdv_qps(), 0);
+	assert_int_equal(rn_test_sv_rdv_qps(view_dir), 0);
 	RN_ASSERT_NO_WARN();
 }
 
@@ -586,14 +520,14 @@ static void test_fault_create(void **state)
 	assert_true(rn_test_log_contains("create_qp on svdev0 port 1"));
 	assert_true(rn_test_log_contains(strerror(ENOMEM)));
 	assert_int_equal(rn_pd_refs(ctx[0]), 0);
-	assert_int_equal(rdv_qps(), 0);
+	assert_int_equal(rn_test_sv_rdv_qps(view_dir), 0);
 
 	rn_test_log_reset();
 	assert_int_equal(rn_qp_set_create(qport[0], 2, &p, &s), 0);
-	assert_int_equal(rdv_qps(), 4 + 2);
+	assert_int_equal(rn_test_sv_rdv_qps(view_dir), 4 + 2);
 	rn_qp_set_destroy(s);
 	assert_int_equal(rn_pd_refs(ctx[0]), 0);
-	assert_int_equal(rdv_qps(), 0);
+	assert_int_equal(rn_test_sv_rdv_qps(view_dir), 0);
 	RN_ASSERT_NO_WARN();
 }
 
