@@ -154,6 +154,12 @@ static int rn_check_cidr(const char *v, char *why, size_t len)
 static const char *const rn_merge_words[] = {
 	[RN_MERGE_AUTO] = "auto", [RN_MERGE_PORTS] = "ports", [RN_MERGE_NONE] = "none", NULL
 };
+static const char *const rn_flush_words[] = {
+	"auto",
+	"always",
+	"off",
+	NULL,
+};
 static const char *const rn_gdr_words[] = {
 	[RN_GDR_STRICT] = "strict", [RN_GDR_WARN] = "warn", [RN_GDR_OFF] = "off", NULL
 };
@@ -161,9 +167,7 @@ static const char *const rn_family_words[] = {
 	[RN_AF_INET] = "AF_INET", [RN_AF_INET6] = "AF_INET6", NULL
 };
 
-#define RN_PENDING_HANDSHAKE "the connection handshake"
 #define RN_PENDING_DATA "the data path"
-#define RN_PENDING_STATS "the statistics module"
 #define RN_PENDING_GDR "GPUDirect RDMA support"
 #define RN_PENDING_TOPO "topology detection"
 
@@ -216,7 +220,6 @@ const struct rn_config_var rn_config_table[] = {
 		.max = 86400,
 		.help = "Seconds a connect or accept waits for the peer to complete the "
 			"out-of-band handshake before it fails with an error naming the peer.",
-		.pending = RN_PENDING_HANDSHAKE,
 		.offset = RN_MEMBER(connect_timeout, int),
 	},
 	{
@@ -226,8 +229,31 @@ const struct rn_config_var rn_config_table[] = {
 		.syntax = "file path",
 		.help = "File that receives per-port and per-connection counters (bytes, "
 			"messages, completions, errors) as JSON at finalize. Empty: no file.",
-		.pending = RN_PENDING_STATS,
 		.offset = RN_MEMBER(stats_path, char *),
+	},
+	{
+		.name = "RAILNET_KEEPALIVE_MS",
+		.type = RN_CFG_INT,
+		.def = "1000",
+		.min = 0,
+		.max = 3600000,
+		.help = "Milliseconds a comm with work outstanding may see no completion before "
+			"it probes the peer with a zero-byte RDMA write on each live QP, so that a "
+			"peer that died is noticed within NCCL_IB_TIMEOUT x NCCL_IB_RETRY_CNT "
+			"instead of never. 0: never probe.",
+		.offset = RN_MEMBER(keepalive_ms, int),
+	},
+	{
+		.name = "RAILNET_FLUSH",
+		.type = RN_CFG_ENUM,
+		.def = "auto",
+		.words = rn_flush_words,
+		.icase = true,
+		.help = "What iflush does. `auto`: an RDMA READ through a QP connected to itself "
+			"when the received buffer is GPU memory (NCCL asks only when GPUDirect "
+			"RDMA was used and a flush is needed); `always`: for host memory too (a "
+			"test seam); `off`: never (iflush returns no request).",
+		.offset = RN_MEMBER(flush, int),
 	},
 	{
 		.name = "RAILNET_GDR_POLICY",
@@ -235,11 +261,15 @@ const struct rn_config_var rn_config_table[] = {
 		.def = "strict",
 		.words = rn_gdr_words,
 		.icase = true,
-		.help = "GPU memory on a NIC that does not share a PCIe root with the GPU. "
-			"`strict`: the registration is refused with a line naming the GPU, the "
-			"NIC and their roots; `warn`: it is registered, with one WARN per GPU and "
-			"NIC pair; `off`: railnet never offers GPUDirect RDMA (host memory only).",
-		.pending = RN_PENDING_GDR,
+		.help = "A CUDA buffer registered on a NIC that does not share a PCIe root with "
+			"the buffer's GPU (railnet offers NCCL_PTR_CUDA only on NICs next to a "
+			"usable GPU, so this happens when something overrides that). `strict`: "
+			"the registration fails with one line naming the GPU, its root, the NIC, "
+			"its root and the fix; `warn`: it is registered, with one WARN per GPU and "
+			"NIC pair; `off`: registered without the check. Default strict: GPUDirect "
+			"across roots goes through the host bridge, slower than staging through "
+			"host memory on most servers, and a silent slowdown is the failure users "
+			"could not see (docs/topology.md).",
 		.offset = RN_MEMBER(gdr_policy, int),
 	},
 	{
@@ -248,9 +278,10 @@ const struct rn_config_var rn_config_table[] = {
 		.def = "",
 		.syntax = "file path",
 		.help = "hwloc XML file to take the machine's topology from instead of "
-			"discovering it; a test seam (softverbs-fabric writes one per pod). "
-			"Empty: discover.",
-		.pending = RN_PENDING_TOPO,
+			"discovering it (`lstopo --of xml` of a node, or softverbs-fabric's "
+			"per-node topo.xml). Empty: hwloc discovers this machine. A file that is "
+			"missing, malformed or has no PCI devices gives one WARN and host memory "
+			"only (docs/topology.md).",
 		.offset = RN_MEMBER(topo_xml, char *),
 	},
 
@@ -326,7 +357,6 @@ const struct rn_config_var rn_config_table[] = {
 		.max = 255,
 		.help = "RoCE traffic class of every QP. -1: the communicator's trafficClass when "
 			"NCCL passes one, else 0 (NCCL's rule).",
-		.pending = RN_PENDING_DATA,
 		.offset = RN_MEMBER(ib_tc, int),
 	},
 	{
@@ -337,7 +367,6 @@ const struct rn_config_var rn_config_table[] = {
 		.max = 15,
 		.help = "InfiniBand service level of every QP. -1: the communicator's "
 			"trafficClass when NCCL passes one, else 0 (NCCL's rule).",
-		.pending = RN_PENDING_DATA,
 		.offset = RN_MEMBER(ib_sl, int),
 	},
 	{
@@ -349,7 +378,6 @@ const struct rn_config_var rn_config_table[] = {
 		.help = "QP ACK timeout exponent: 4.096 us x 2^value (20: about 4.3 s). 0 and >= "
 			"32, which mean \"wait forever\" to the NIC, are refused: railnet never "
 			"waits forever.",
-		.pending = RN_PENDING_DATA,
 		.offset = RN_MEMBER(ib_timeout, int),
 	},
 	{
@@ -360,7 +388,6 @@ const struct rn_config_var rn_config_table[] = {
 		.max = 7,
 		.help = "Transport retries before a QP goes to error. With NCCL_IB_TIMEOUT it "
 			"bounds how long a dead peer takes to be noticed.",
-		.pending = RN_PENDING_DATA,
 		.offset = RN_MEMBER(ib_retry_cnt, int),
 	},
 	{
@@ -370,7 +397,6 @@ const struct rn_config_var rn_config_table[] = {
 		.min = 0,
 		.max = 65535,
 		.help = "Partition key *index* (not the key itself) of every QP.",
-		.pending = RN_PENDING_DATA,
 		.offset = RN_MEMBER(ib_pkey, int),
 	},
 	{
@@ -383,17 +409,17 @@ const struct rn_config_var rn_config_table[] = {
 			"max(local ports, remote ports) x this many QPs, striped over the ports "
 			"of the virtual device. It already counts per port, so railnet has no "
 			"knob of its own for this.",
-		.pending = RN_PENDING_DATA,
 		.offset = RN_MEMBER(ib_qps_per_conn, int),
 	},
 	{
 		.name = "NCCL_IB_SPLIT_DATA_ON_QPS",
 		.type = RN_CFG_BOOL,
 		.def = "0",
-		.help = "0: a message uses one QP per port and successive messages rotate through "
-			"the QPs; 1: every message is split over all QPs of the connection in "
-			"128-byte-aligned chunks.",
-		.pending = RN_PENDING_DATA,
+		.help = "0: every message goes whole over one QP and successive messages rotate "
+			"through the live QPs of the connection (so through its ports); 1: a "
+			"message is split over the live QPs in 128-byte-aligned chunks (at most "
+			"one part per 16 KiB). docs/performance.md has the measurement behind the "
+			"default.",
 		.offset = RN_MEMBER(ib_split_data_on_qps, bool),
 	},
 	{
@@ -414,7 +440,6 @@ const struct rn_config_var rn_config_table[] = {
 		.help = "Interface of the out-of-band TCP handshake, NCCL's syntax: name "
 			"prefixes, exact names after a leading `=`, excluded after a leading `^`. "
 			"Empty: the interface of the default route.",
-		.pending = RN_PENDING_HANDSHAKE,
 		.offset = RN_MEMBER(socket_ifname, char *),
 	},
 };

@@ -12,9 +12,94 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "railnet/conn.h"
 #include "railnet/log.h"
+#include "railnet/verbs.h"
 #include "railnet/wire.h"
+
+/* A side's region: zeroed, page aligned, registered on every port of its set. */
+struct rn_conn_region {
+	void *addr;
+	size_t bytes;
+	struct ibv_mr *mr[RN_QP_MAX_PORTS];
+	int nmr;
+};
+
+/* The region keeps a reference on each PD it is registered in: it is freed after the QPs. */
+
+static void rn_conn_region_free(struct rn_conn_region *r)
+{
+	for (int i = 0; i < r->nmr; i++) {
+		struct ibv_pd *pd = r->mr[i]->pd;
+		int rc = rn_verbs()->dereg_mr(r->mr[i]);
+
+		if (rc)
+			RN_WARN("connection: deregistering its region failed: %s", strerror(-rc));
+		rn_pd_release(pd);
+	}
+	free(r->addr);
+	memset(r, 0, sizeof(*r));
+}
+
+static int rn_conn_region_make(const struct rn_qp_set *set, size_t bytes, struct rn_conn_region *r)
+{
+	const int access =
+		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	long page = sysconf(_SC_PAGESIZE);
+	size_t len;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (!bytes)
+		return 0;
+	if (page <= 0)
+		page = 4096;
+	len = (bytes + (size_t)page - 1) & ~((size_t)page - 1);
+	if (posix_memalign(&r->addr, (size_t)page, len)) {
+		RN_WARN("connection: out of memory for its %zu-byte region", len);
+		return -ENOMEM;
+	}
+	memset(r->addr, 0, len);
+	r->bytes = len;
+	for (int p = 0; p < set->nports; p++) {
+		struct ibv_pd *pd;
+
+		rc = rn_pd_acquire(set->port[p].dev.ctx, set->port[p].dev.name, &pd);
+		if (rc) {
+			rn_conn_region_free(r);
+			return rc;
+		}
+		rc = rn_verbs()->reg_mr(pd, r->addr, len, access, &r->mr[p]);
+		if (rc) {
+			rn_pd_release(pd);
+			RN_WARN("connection: %s port %d: registering its %zu-byte region failed: "
+				"%s",
+				set->port[p].dev.name, set->port[p].dev.port, len, strerror(-rc));
+			rn_conn_region_free(r);
+			return rc;
+		}
+		r->nmr = p + 1;
+	}
+	return 0;
+}
+
+/* Announce r in a HELLO (after rn_conn_info_to_hello). */
+static void rn_conn_region_announce(const struct rn_conn_region *r, struct rn_hello *h)
+{
+	h->fifo_addr = (uint64_t)(uintptr_t)r->addr;
+	for (int p = 0; p < h->nports && p < r->nmr; p++)
+		h->ports[p].fifo_rkey = r->mr[p]->rkey;
+}
+
+/* The peer's region from its HELLO. */
+static void rn_conn_region_learn(const struct rn_hello *h, uint64_t *addr, uint32_t *rkey)
+{
+	*addr = h->fifo_addr;
+	for (int p = 0; p < h->nports && p < RN_QP_MAX_PORTS; p++)
+		rkey[p] = h->ports[p].fifo_rkey;
+}
 
 /*
  * The connector's state slot in NCCL's handle buffer: bytes 64..127 are not part of the wire
@@ -28,8 +113,10 @@ _Static_assert(RN_CONN_SLOT_OFF + 16 <= RN_WIRE_HANDLE_BUF, "slot fits NCCL's ha
 struct rn_conn_pending {
 	struct rn_oob_conn *oob;
 	struct rn_qp_set *set;
+	struct rn_conn_region region;
 	struct rn_qp_info remote; /* the acceptor's info, once its HELLO arrived */
 	uint64_t remote_fifo;
+	uint32_t remote_rkey[RN_QP_MAX_PORTS];
 };
 
 enum rn_conn_accept_state {
@@ -46,12 +133,17 @@ struct rn_conn_listener {
 	long timeout_ms;
 	struct rn_qp_attr attr;
 	int sockbuf;
+	size_t region_bytes;
+	bool flush;
+	int max_send_wr, max_recv_wr;
 	enum rn_conn_accept_state state;
 	int err;
 	struct rn_oob_conn *oob;
 	struct rn_qp_set *set;
+	struct rn_conn_region region;
 	struct rn_qp_info remote;
 	uint64_t remote_fifo;
+	uint32_t remote_rkey[RN_QP_MAX_PORTS];
 };
 
 /* ---- rn_qp_info <-> rn_hello ---------------------------------------------------------- */
@@ -124,8 +216,9 @@ static int rn_conn_params_ok(const struct rn_qp_port *ports, int nports,
 	       params->timeout_ms > 0 && params->qps_per_port >= 1;
 }
 
-static struct rn_conn *rn_conn_make(int role, struct rn_qp_set *set,
-				    const struct rn_qp_info *remote, uint64_t remote_fifo)
+static struct rn_conn *rn_conn_make(int role, struct rn_qp_set *set, struct rn_conn_region *region,
+				    const struct rn_qp_info *remote, uint64_t remote_fifo,
+				    const uint32_t *remote_rkey)
 {
 	struct rn_conn *c = calloc(1, sizeof(*c));
 
@@ -137,15 +230,30 @@ static struct rn_conn *rn_conn_make(int role, struct rn_qp_set *set,
 	c->role = role;
 	c->set = set;
 	c->remote = *remote;
-	c->remote_fifo_addr = remote_fifo;
+	c->region = region->addr;
+	c->region_bytes = region->bytes;
+	memcpy(c->region_mr, region->mr, sizeof(c->region_mr));
+	memset(region, 0, sizeof(*region)); /* now the conn's */
+	c->remote_region = remote_fifo;
+	memcpy(c->remote_rkey, remote_rkey, sizeof(c->remote_rkey));
 	return c;
 }
 
 void rn_conn_close(struct rn_conn *c)
 {
+	struct rn_conn_region r;
+
 	if (!c)
 		return;
+	/* QPs first: nothing may still write into the region when it is deregistered */
 	rn_qp_set_destroy(c->set);
+	r.addr = c->region;
+	r.bytes = c->region_bytes;
+	memcpy(r.mr, c->region_mr, sizeof(r.mr));
+	r.nmr = 0;
+	while (r.nmr < RN_QP_MAX_PORTS && r.mr[r.nmr])
+		r.nmr++;
+	rn_conn_region_free(&r);
 	free(c);
 }
 
@@ -179,6 +287,7 @@ static void rn_conn_pending_free(struct rn_conn_pending *p)
 {
 	rn_oob_conn_destroy(p->oob);
 	rn_qp_set_destroy(p->set);
+	rn_conn_region_free(&p->region);
 	free(p);
 }
 
@@ -199,14 +308,16 @@ static int rn_conn_connector_hook(void *arg, const struct rn_hello *peer, struct
 			 strerror(-rc));
 		return rc;
 	}
-	p->remote_fifo = peer->fifo_addr;
+	rn_conn_region_learn(peer, &p->remote_fifo, p->remote_rkey);
 	return 0;
 }
 
 static int rn_conn_connect_start(void *handle, const struct rn_qp_port *ports, int nports,
 				 const struct rn_conn_params *params, struct rn_conn_pending **out)
 {
-	struct rn_qp_params qp = { .role = RN_QP_ROLE_SEND, .attr = params->attr };
+	struct rn_qp_params qp = { .role = RN_QP_ROLE_SEND,
+				   .attr = params->attr,
+				   .max_send_wr = params->max_send_wr };
 	struct rn_oob_params op = { .timeout_ms = params->timeout_ms,
 				    .peer_hello = rn_conn_connector_hook,
 				    .sockbuf = params->sockbuf };
@@ -229,8 +340,12 @@ static int rn_conn_connect_start(void *handle, const struct rn_qp_port *ports, i
 	rc = rn_qp_set_create(ports, nports, &qp, &p->set);
 	if (rc)
 		goto err_free;
+	rc = rn_conn_region_make(p->set, params->region_bytes, &p->region);
+	if (rc)
+		goto err_destroy_set;
 	rn_qp_set_info(p->set, info);
 	rn_conn_info_to_hello(info, hello);
+	rn_conn_region_announce(&p->region, hello);
 	op.arg = p;
 	rc = rn_oob_connect_create(handle, RN_WIRE_HANDLE_SIZE, hello, &op, &p->oob);
 	if (rc)
@@ -241,6 +356,7 @@ static int rn_conn_connect_start(void *handle, const struct rn_qp_port *ports, i
 	return 0;
 
 err_destroy_set:
+	rn_conn_region_free(&p->region);
 	rn_qp_set_destroy(p->set);
 err_free:
 	free(hello);
@@ -274,7 +390,8 @@ int rn_conn_connect_step(void *handle, const struct rn_qp_port *ports, int nport
 	}
 	if (rc)
 		goto err_free;
-	c = rn_conn_make(RN_CONN_SEND, p->set, &p->remote, p->remote_fifo);
+	c = rn_conn_make(RN_CONN_SEND, p->set, &p->region, &p->remote, p->remote_fifo,
+			 p->remote_rkey);
 	if (!c) {
 		rc = -ENOMEM;
 		goto err_free;
@@ -289,6 +406,11 @@ err_free:
 	rn_conn_pending_free(p);
 	rn_conn_slot_set(handle, NULL);
 	return rc;
+}
+
+bool rn_conn_connect_pending(const void *handle)
+{
+	return handle && rn_conn_slot_get(handle);
 }
 
 void rn_conn_connect_abort(void *handle)
@@ -324,6 +446,10 @@ int rn_conn_listen(const struct rn_qp_port *ports, int nports, const struct rn_c
 	l->timeout_ms = params->timeout_ms;
 	l->attr = params->attr;
 	l->sockbuf = params->sockbuf;
+	l->region_bytes = params->region_bytes;
+	l->flush = params->flush;
+	l->max_send_wr = params->max_send_wr;
+	l->max_recv_wr = params->max_recv_wr;
 	rc = rn_oob_listen(params->iface, handle, &l->oob_l);
 	if (rc) {
 		free(l);
@@ -341,7 +467,11 @@ static int rn_conn_acceptor_hook(void *arg, const struct rn_hello *peer, struct 
 				 char *why, size_t why_len)
 {
 	struct rn_conn_listener *l = arg;
-	struct rn_qp_params qp = { .role = RN_QP_ROLE_RECV, .attr = l->attr };
+	struct rn_qp_params qp = { .role = RN_QP_ROLE_RECV,
+				   .attr = l->attr,
+				   .flush = l->flush,
+				   .max_send_wr = l->max_send_wr,
+				   .max_recv_wr = l->max_recv_wr };
 	struct rn_qp_info *info;
 	int rc;
 
@@ -366,9 +496,16 @@ static int rn_conn_acceptor_hook(void *arg, const struct rn_hello *peer, struct 
 			 strerror(-rc));
 		goto err_destroy_set;
 	}
+	rc = rn_conn_region_make(l->set, l->region_bytes, &l->region);
+	if (rc) {
+		snprintf(why, why_len, "registering the receiver's region failed (%s)",
+			 strerror(-rc));
+		goto err_destroy_set;
+	}
 	rn_qp_set_info(l->set, info);
 	rn_conn_info_to_hello(info, local);
-	l->remote_fifo = peer->fifo_addr;
+	rn_conn_region_announce(&l->region, local);
+	rn_conn_region_learn(peer, &l->remote_fifo, l->remote_rkey);
 	free(info);
 	return 0;
 
@@ -386,6 +523,7 @@ static void rn_conn_accept_unwind(struct rn_conn_listener *l)
 	l->oob = NULL;
 	rn_qp_set_destroy(l->set);
 	l->set = NULL;
+	rn_conn_region_free(&l->region);
 }
 
 static int rn_conn_accept_start(struct rn_conn_listener *l)
@@ -431,7 +569,8 @@ int rn_conn_accept_step(struct rn_conn_listener *l, struct rn_conn **conn)
 	}
 	if (rc)
 		goto err_unwind;
-	c = rn_conn_make(RN_CONN_RECV, l->set, &l->remote, l->remote_fifo);
+	c = rn_conn_make(RN_CONN_RECV, l->set, &l->region, &l->remote, l->remote_fifo,
+			 l->remote_rkey);
 	if (!c) {
 		rc = -ENOMEM;
 		goto err_unwind;

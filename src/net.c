@@ -5,8 +5,8 @@
  * last finalize releases, the device table, and the validation of every argument NCCL hands
  * the data path. It knows nothing of NCCL's types or versions (plugin.c adapts those) and must
  * not call ibv_* directly (it goes through rn_verbs()). Discovery (device.c) and the merge
- * rules (vdev.c) give the devices; until connections and the data path land, every
- * data-path call ends in an error that says so.
+ * rules (vdev.c) give the devices; connections are conn.c's, the data path xfer.c's: this
+ * file checks NCCL's arguments and hands them over.
  */
 #include <endian.h>
 #include <errno.h>
@@ -19,11 +19,15 @@
 #include <string.h>
 
 #include "railnet/config.h"
+#include "railnet/conn.h"
 #include "railnet/device.h"
 #include "railnet/log.h"
+#include "railnet/mr.h"
 #include "railnet/net.h"
+#include "railnet/stats.h"
 #include "railnet/vdev.h"
 #include "railnet/verbs.h"
+#include "railnet/xfer.h"
 
 struct rn_net_ctx {
 	struct rn_net_ctx *next; /* rn_net.ctxs, under rn_net.lock */
@@ -41,17 +45,28 @@ struct rn_net_ctx {
  * order NCCL requires), and num.view[RN_NET_VIEW_SELF] those v6-v8 see (no makeVDevice:
  * railnet merged them itself).
  */
+#define RN_NET_MAX_OPEN 64 /* RDMA devices with connections */
+
 static struct {
 	pthread_mutex_t lock;
 	unsigned int refs;
 	struct rn_net_ctx *ctxs;
 	struct rn_discovery *disc;
 	struct rn_numbering num;
+	struct {
+		char name[RN_DEV_NAME_MAX];
+		struct ibv_context *ctx;
+	} open[RN_NET_MAX_OPEN]; /* device contexts connections use */
+	int nopen;
+	struct rn_oob_if oob_if; /* the bootstrap interface, found at the first listen */
+	bool oob_found;
 } rn_net = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
 #define RN_NET_MAX_NICS 1024 /* base devices plus virtual ones */
+
+static void rn_dev_close_all(void);
 
 /* ---- small helpers ---------------------------------------------------------------------- */
 
@@ -61,12 +76,11 @@ static int rn_null_arg(const char *fn, const char *arg)
 	return -EFAULT;
 }
 
-/* A handle that railnet did not give out (none exist yet: connections are not implemented). */
+/* A handle that railnet did not give out, or one already closed or freed. */
 static int rn_unknown(const char *fn, const char *what, const void *p)
 {
-	RN_WARN("%s: %s %p is not one railnet created (railnet's data path is not built yet, so "
-		"it created none)",
-		fn, what, p);
+	RN_WARN("%s: %s %p is not a live one railnet created (closed already, or never ours)", fn,
+		what, p);
 	return -EBADF;
 }
 
@@ -226,6 +240,9 @@ err_release_config:
 /* Last finalize, under rn_net.lock: the reverse of rn_net_start. */
 static void rn_net_stop(void)
 {
+	rn_stats_flush(rn_config()->stats_path);
+	rn_dev_close_all();
+	rn_net.oob_found = false;
 	rn_free_devices();
 	rn_verbs_unload();
 	rn_config_release();
@@ -354,7 +371,7 @@ int rn_net_get_properties_in(enum rn_net_view view, int dev, struct rn_props *pr
 	props->pci_path = d->pci_path;
 	props->guid = d->guid;
 	props->ptr_support = RN_PTR_HOST; /* CUDA/DMABUF: the GPUDirect issue */
-	props->reg_is_global = 0;	  /* no registration cache shared across comms yet */
+	props->reg_is_global = 1;	  /* mr.h: cached per device, outlives its comm */
 	props->force_flush = 0;
 	props->speed = d->speed;
 	props->port = d->port;
@@ -504,19 +521,131 @@ int rn_net_set_attr(struct rn_net_ctx *ctx, const struct rn_net_attr *attr)
 	return rc;
 }
 
-/* ---- connection setup ------------------------------------------------------------------- */
+/* ---- device contexts --------------------------------------------------------------------- */
 
 /*
- * Under rn_net.lock, after the argument checks: the part that does not exist yet. devices()
- * is honest (the pod's rails are really there), so NCCL may pick railnet and land here: say
- * so plainly, with the way out.
+ * Under rn_net.lock: the open context of RDMA device `name`, opened on first use and kept
+ * until the last finalize (connections come and go much faster than devices). -errno after
+ * one WARN.
  */
-static int rn_not_implemented(const char *fn, enum rn_net_view view, int dev)
+static int rn_dev_ctx(const char *name, struct ibv_context **out)
 {
-	RN_WARN("%s: dev %d (%s): railnet's data path is not built yet (connections are not "
-		"implemented); to run jobs now, leave NCCL_NET_PLUGIN unset or set NCCL_NET=IB",
-		fn, dev, rn_net.num.nics[rn_net.num.view[view].nic[dev]].name);
-	return -EOPNOTSUPP;
+	const struct rn_verbs_ops *v = rn_verbs();
+	struct ibv_device **list = NULL;
+	int i, n = 0, rc;
+
+	for (i = 0; i < rn_net.nopen; i++)
+		if (!strcmp(rn_net.open[i].name, name)) {
+			*out = rn_net.open[i].ctx;
+			return 0;
+		}
+	if (rn_net.nopen == RN_NET_MAX_OPEN) {
+		RN_WARN("%s: more than %d RDMA devices in use", name, RN_NET_MAX_OPEN);
+		return -ENOSPC;
+	}
+	rc = v->get_device_list(&list, &n);
+	if (rc) {
+		RN_WARN("%s: listing RDMA devices failed: %s", name, strerror(-rc));
+		return rc;
+	}
+	rc = -ENODEV;
+	for (i = 0; i < n; i++) {
+		if (strcmp(v->get_device_name(list[i]), name))
+			continue;
+		rc = v->open_device(list[i], out);
+		if (rc)
+			RN_WARN("%s: opening the device failed: %s", name, strerror(-rc));
+		break;
+	}
+	v->free_device_list(list);
+	if (rc == -ENODEV)
+		RN_WARN("%s: the device is gone (libibverbs no longer lists it)", name);
+	if (rc)
+		return rc;
+	snprintf(rn_net.open[rn_net.nopen].name, RN_DEV_NAME_MAX, "%s", name);
+	rn_net.open[rn_net.nopen++].ctx = *out;
+	return 0;
+}
+
+static void rn_dev_close_all(void)
+{
+	for (int i = 0; i < rn_net.nopen; i++) {
+		int rc;
+
+		rn_mr_ctx_close(rn_net.open[i].ctx);
+		rc = rn_verbs()->close_device(rn_net.open[i].ctx);
+		if (rc)
+			RN_WARN("%s: closing the device failed: %s (a connection still open?)",
+				rn_net.open[i].name, strerror(-rc));
+	}
+	rn_net.nopen = 0;
+}
+
+/* ---- connection setup ------------------------------------------------------------------- */
+
+#define RN_LISTEN_MAGIC 0x4e53494cu /* "LISN" */
+
+struct rn_listen_comm {
+	uint32_t magic;
+	struct rn_conn_listener *l;
+	struct rn_xfer_params xp;
+};
+
+/*
+ * Under rn_net.lock: the QP-layer ports of device dev of a view, the parameters of its
+ * connections, and the data-path parameters. -errno after one WARN.
+ */
+static int rn_conn_setup(const char *fn, enum rn_net_view view, int dev, int traffic_class,
+			 int role, bool with_ports, struct rn_qp_port *ports, int *nports,
+			 struct rn_conn_params *cp, struct rn_xfer_params *xp)
+{
+	const struct rn_config *cfg = rn_config();
+	const struct rn_nic *nic = &rn_net.num.nics[rn_net.num.view[view].nic[dev]];
+	int rc;
+
+	if (nic->nports > RN_QP_MAX_PORTS) {
+		RN_WARN("%s: dev %d (%s) has %d ports; a connection spans at most %d", fn, dev,
+			nic->name, nic->nports, RN_QP_MAX_PORTS);
+		return -EINVAL;
+	}
+	for (int i = 0; i < nic->nports && with_ports; i++) {
+		const struct rn_port *pt = &rn_net.disc->ports[nic->ports[i]];
+		struct ibv_context *ctx;
+
+		rc = rn_dev_ctx(pt->name, &ctx);
+		if (rc)
+			return rc;
+		rc = rn_qp_port_query(ctx, pt->name, pt->port, pt->gid.index, &ports[i]);
+		if (rc)
+			return rc;
+	}
+	*nports = with_ports ? nic->nports : 0;
+	memset(cp, 0, sizeof(*cp));
+	memset(xp, 0, sizeof(*xp));
+	if (role == RN_CONN_RECV) {
+		if (!rn_net.oob_found) {
+			rc = rn_oob_if_find(cfg->socket_ifname, &rn_net.oob_if);
+			if (rc)
+				return rc;
+			rn_net.oob_found = true;
+		}
+		cp->iface = &rn_net.oob_if;
+	}
+	cp->timeout_ms = (long)cfg->connect_timeout * 1000;
+	cp->qps_per_port = cfg->ib_qps_per_conn;
+	rn_qp_attr_from_config(cfg, traffic_class, &cp->attr);
+	cp->region_bytes = role == RN_CONN_SEND ? sizeof(struct rn_send_region)
+						: sizeof(struct rn_recv_region);
+	xp->split = cfg->ib_split_data_on_qps;
+	xp->keepalive_ms = cfg->keepalive_ms;
+	xp->flush = cfg->flush;
+	xp->gdr = false; /* GPUDirect RDMA: not offered yet (ptrSupport is HOST) */
+	cp->flush = role == RN_CONN_RECV &&
+		    (xp->flush == RN_FLUSH_ALWAYS || (xp->flush == RN_FLUSH_AUTO && xp->gdr));
+	cp->max_send_wr = RN_XFER_SEND_WR;
+	cp->max_recv_wr = role == RN_CONN_RECV ? RN_XFER_RECV_WR : 0;
+	snprintf(xp->name, sizeof(xp->name), "%s", nic->name);
+	return 0;
 }
 
 int rn_net_listen(struct rn_net_ctx *ctx, int dev, void *handle,
@@ -528,7 +657,10 @@ int rn_net_listen(struct rn_net_ctx *ctx, int dev, void *handle,
 int rn_net_listen_in(enum rn_net_view view, struct rn_net_ctx *ctx, int dev, void *handle,
 		     struct rn_listen_comm **listen_comm)
 {
-	int rc;
+	struct rn_qp_port ports[RN_QP_MAX_PORTS];
+	struct rn_conn_params cp;
+	struct rn_listen_comm *lc;
+	int rc, nports;
 
 	if (!handle)
 		return rn_null_arg("listen", "handle");
@@ -536,12 +668,26 @@ int rn_net_listen_in(enum rn_net_view view, struct rn_net_ctx *ctx, int dev, voi
 		return rn_null_arg("listen", "listenComm");
 	if (!rn_view_valid(view))
 		return -EINVAL;
+	lc = calloc(1, sizeof(*lc));
+	if (!lc) {
+		RN_WARN("listen: out of memory");
+		return -ENOMEM;
+	}
 	pthread_mutex_lock(&rn_net.lock);
 	rc = rn_check_ctx_dev("listen", ctx, view, dev);
 	if (!rc)
-		rc = rn_not_implemented("listen", view, dev);
+		rc = rn_conn_setup("listen", view, dev, ctx->traffic_class, RN_CONN_RECV, true,
+				   ports, &nports, &cp, &lc->xp);
 	pthread_mutex_unlock(&rn_net.lock);
-	return rc;
+	if (!rc)
+		rc = rn_conn_listen(ports, nports, &cp, handle, &lc->l);
+	if (rc) {
+		free(lc);
+		return rc;
+	}
+	lc->magic = RN_LISTEN_MAGIC;
+	*listen_comm = lc;
+	return 0;
 }
 
 int rn_net_connect(struct rn_net_ctx *ctx, int dev, int traffic_class, void *handle,
@@ -553,7 +699,12 @@ int rn_net_connect(struct rn_net_ctx *ctx, int dev, int traffic_class, void *han
 int rn_net_connect_in(enum rn_net_view view, struct rn_net_ctx *ctx, int dev, int traffic_class,
 		      void *handle, struct rn_send_comm **send_comm)
 {
-	int rc;
+	struct rn_qp_port ports[RN_QP_MAX_PORTS];
+	struct rn_conn_params cp;
+	struct rn_xfer_params xp;
+	struct rn_xcomm *xc;
+	struct rn_conn *conn = NULL;
+	int rc, nports = 0;
 
 	if (!handle)
 		return rn_null_arg("connect", "handle");
@@ -568,19 +719,54 @@ int rn_net_connect_in(enum rn_net_view view, struct rn_net_ctx *ctx, int dev, in
 		return -EINVAL;
 	pthread_mutex_lock(&rn_net.lock);
 	rc = rn_check_ctx_dev("connect", ctx, view, dev);
-	if (!rc)
-		rc = rn_not_implemented("connect", view, dev);
+	if (!rc) {
+		if (traffic_class == RN_TRAFFIC_CLASS_FROM_CTX)
+			traffic_class = ctx->traffic_class;
+		/* the ports are read on the first call only: skip the queries later */
+		rc = rn_conn_setup("connect", view, dev, traffic_class, RN_CONN_SEND,
+				   !rn_conn_connect_pending(handle), ports, &nports, &cp, &xp);
+	}
 	pthread_mutex_unlock(&rn_net.lock);
-	return rc;
+	if (rc)
+		return rc;
+	*send_comm = NULL;
+	rc = rn_conn_connect_step(handle, nports ? ports : NULL, nports, &cp, &conn);
+	if (rc || !conn)
+		return rc;
+	rc = rn_xfer_create(conn, &xp, &xc);
+	if (rc)
+		return rc;
+	*send_comm = (struct rn_send_comm *)xc;
+	return 0;
 }
 
 int rn_net_accept(struct rn_listen_comm *listen_comm, struct rn_recv_comm **recv_comm)
 {
+	struct rn_conn *conn = NULL;
+	struct rn_xcomm *xc;
+	int rc;
+
 	if (!listen_comm)
 		return rn_null_arg("accept", "listenComm");
 	if (!recv_comm)
 		return rn_null_arg("accept", "recvComm");
-	return rn_unknown("accept", "listenComm", listen_comm);
+	if (listen_comm->magic != RN_LISTEN_MAGIC)
+		return rn_unknown("accept", "listenComm", listen_comm);
+	*recv_comm = NULL;
+	rc = rn_conn_accept_step(listen_comm->l, &conn);
+	if (rc == -EALREADY) {
+		RN_WARN("accept: listenComm %p already accepted its connection (one accept per "
+			"listen)",
+			(void *)listen_comm);
+		return -EINVAL;
+	}
+	if (rc || !conn)
+		return rc;
+	rc = rn_xfer_create(conn, &listen_comm->xp, &xc);
+	if (rc)
+		return rc;
+	*recv_comm = (struct rn_recv_comm *)xc;
+	return 0;
 }
 
 /* ---- memory registration ---------------------------------------------------------------- */
@@ -606,7 +792,11 @@ int rn_net_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle)
 {
 	int rc = rn_check_mr_args("regMr", comm, data, size, type, mhandle);
 
-	return rc ? rc : rn_unknown("regMr", "comm", comm);
+	if (rc)
+		return rc;
+	if (!rn_xfer_valid(comm, -1))
+		return rn_unknown("regMr", "comm", comm);
+	return rn_xfer_reg(comm, data, size, type, -1, 0, (struct rn_mh **)mhandle);
 }
 
 int rn_net_reg_mr_dmabuf(void *comm, void *data, size_t size, int type, uint64_t offset, int fd,
@@ -620,7 +810,9 @@ int rn_net_reg_mr_dmabuf(void *comm, void *data, size_t size, int type, uint64_t
 		RN_WARN("regMrDmaBuf: fd %d invalid: a dma-buf descriptor, or -1", fd);
 		return -EINVAL;
 	}
-	return rn_unknown("regMrDmaBuf", "comm", comm);
+	if (!rn_xfer_valid(comm, -1))
+		return rn_unknown("regMrDmaBuf", "comm", comm);
+	return rn_xfer_reg(comm, data, size, type, fd, offset, (struct rn_mh **)mhandle);
 }
 
 int rn_net_dereg_mr(void *comm, void *mhandle)
@@ -629,7 +821,11 @@ int rn_net_dereg_mr(void *comm, void *mhandle)
 		return rn_null_arg("deregMr", "comm");
 	if (!mhandle)
 		return rn_null_arg("deregMr", "mhandle");
-	return rn_unknown("deregMr", "comm", comm);
+	if (!rn_xfer_valid(comm, -1))
+		return rn_unknown("deregMr", "comm", comm);
+	if (!rn_xfer_mh_valid(mhandle))
+		return rn_unknown("deregMr", "mhandle", mhandle);
+	return rn_xfer_dereg(comm, mhandle);
 }
 
 /* ---- data path -------------------------------------------------------------------------- */
@@ -637,6 +833,7 @@ int rn_net_dereg_mr(void *comm, void *mhandle)
 int rn_net_isend(struct rn_send_comm *comm, void *data, size_t size, int tag, void *mhandle,
 		 void *phandle, struct rn_request **request)
 {
+	(void)phandle;
 	if (!comm)
 		return rn_null_arg("isend", "sendComm");
 	if (!request)
@@ -649,12 +846,18 @@ int rn_net_isend(struct rn_send_comm *comm, void *data, size_t size, int tag, vo
 		RN_WARN("isend: size %zu above maxP2pBytes %llu", size, RN_MAX_P2P_BYTES);
 		return -EINVAL;
 	}
-	return rn_unknown("isend", "sendComm", comm);
+	if (!rn_xfer_valid(comm, RN_CONN_SEND))
+		return rn_unknown("isend", "sendComm", comm);
+	return rn_xfer_isend((struct rn_xcomm *)comm, data, size, tag, mhandle,
+			     (struct rn_xreq **)request);
 }
 
 int rn_net_irecv(struct rn_recv_comm *comm, int n, void **data, const size_t *sizes,
 		 const int *tags, void **mhandles, void **phandles, struct rn_request **request)
 {
+	bool eager;
+
+	(void)phandles;
 	if (!comm)
 		return rn_null_arg("irecv", "recvComm");
 	if (!request)
@@ -682,7 +885,12 @@ int rn_net_irecv(struct rn_recv_comm *comm, int n, void **data, const size_t *si
 			return -EFAULT;
 		}
 	}
-	return rn_unknown("irecv", "recvComm", comm);
+	if (!rn_xfer_valid(comm, RN_CONN_RECV))
+		return rn_unknown("irecv", "recvComm", comm);
+	/* NCCL >= 2.19's hint (API v9+): the request may complete without a completion */
+	eager = n == 1 && *request == RN_REQUEST_OPTIONAL;
+	return rn_xfer_irecv((struct rn_xcomm *)comm, n, data, sizes, tags,
+			     (struct rn_mh **)mhandles, eager, (struct rn_xreq **)request);
 }
 
 int rn_net_iflush(struct rn_recv_comm *comm, int n, void **data, const int *sizes, void **mhandles,
@@ -708,7 +916,10 @@ int rn_net_iflush(struct rn_recv_comm *comm, int n, void **data, const int *size
 			return -EINVAL;
 		}
 	}
-	return rn_unknown("iflush", "recvComm", comm);
+	if (!rn_xfer_valid(comm, RN_CONN_RECV))
+		return rn_unknown("iflush", "recvComm", comm);
+	return rn_xfer_iflush((struct rn_xcomm *)comm, n, data, sizes, (struct rn_mh **)mhandles,
+			      (struct rn_xreq **)request);
 }
 
 int rn_net_test(struct rn_request *request, int *done, int *sizes)
@@ -717,26 +928,39 @@ int rn_net_test(struct rn_request *request, int *done, int *sizes)
 		return rn_null_arg("test", "request");
 	if (!done)
 		return rn_null_arg("test", "done");
-	return rn_unknown("test", "request", request);
+	if (!rn_xfer_req_valid(request))
+		return rn_unknown("test", "request", request);
+	return rn_xfer_test((struct rn_xreq *)request, done, sizes);
 }
 
 int rn_net_close_send(struct rn_send_comm *comm)
 {
 	if (!comm)
 		return rn_null_arg("closeSend", "sendComm");
-	return rn_unknown("closeSend", "sendComm", comm);
+	if (!rn_xfer_valid(comm, RN_CONN_SEND))
+		return rn_unknown("closeSend", "sendComm", comm);
+	rn_xfer_close((struct rn_xcomm *)comm);
+	return 0;
 }
 
 int rn_net_close_recv(struct rn_recv_comm *comm)
 {
 	if (!comm)
 		return rn_null_arg("closeRecv", "recvComm");
-	return rn_unknown("closeRecv", "recvComm", comm);
+	if (!rn_xfer_valid(comm, RN_CONN_RECV))
+		return rn_unknown("closeRecv", "recvComm", comm);
+	rn_xfer_close((struct rn_xcomm *)comm);
+	return 0;
 }
 
 int rn_net_close_listen(struct rn_listen_comm *comm)
 {
 	if (!comm)
 		return rn_null_arg("closeListen", "listenComm");
-	return rn_unknown("closeListen", "listenComm", comm);
+	if (comm->magic != RN_LISTEN_MAGIC)
+		return rn_unknown("closeListen", "listenComm", comm);
+	comm->magic = 0;
+	rn_conn_listen_close(comm->l);
+	free(comm);
+	return 0;
 }

@@ -751,6 +751,8 @@ static ncclResult_t rn_irecv_v8(void *recvComm, int n, void **data, int *sizes, 
 		}
 		szp = sz;
 	}
+	if (request && *request == (void *)RN_REQUEST_OPTIONAL)
+		*request = NULL; /* v6-v8 know no optional-completion hint */
 	return rn_nccl_result(rn_net_irecv(recvComm, n, data, szp, tags, mhandles, NULL,
 					   (struct rn_request **)request));
 }

@@ -37,6 +37,8 @@ struct rn_config {
 	char *stats_path;    /* RAILNET_STATS ("" = no JSON dump) */
 	int gdr_policy;	     /* RAILNET_GDR_POLICY: enum rn_gdr_policy */
 	char *topo_xml;	     /* RAILNET_TOPO_XML ("" = hwloc discovers the machine) */
+	int keepalive_ms;    /* RAILNET_KEEPALIVE_MS (0 = no probes) */
+	int flush;	     /* RAILNET_FLUSH: enum rn_flush_mode (xfer.h) */
 
 	/* NCCL's variables, honoured with NCCL's meaning */
 	bool ib_disable;	   /* NCCL_IB_DISABLE: railnet steps aside too */

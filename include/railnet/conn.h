@@ -7,7 +7,10 @@
  * QP set (role SEND) and sends a HELLO built from rn_qp_set_info; the acceptor, when that
  * HELLO arrives, creates its QP set (role RECV, as many QPs as the connector announced,
  * striped over its own ports), connects it and replies; the connector connects its set to the
- * reply and sends READY. This file moves no data and is not yet called by net.c.
+ * reply and sends READY. Each side also registers a "region" (params->region_bytes, zeroed,
+ * page aligned) on every one of its ports and announces its address and per-port keys in its
+ * HELLO: the data path (xfer.c) lets the peer RDMA-write into it (the sender's clear-to-send
+ * FIFO, the receiver's size records). This file moves no data itself.
  *
  * Threads: none of these functions blocks; a connect or accept step returns 0 with a NULL
  * conn to be called again, so one thread may drive both ends alternately. Objects are not
@@ -20,6 +23,8 @@
 #ifndef RAILNET_CONN_H
 #define RAILNET_CONN_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "railnet/oob.h"
@@ -32,6 +37,9 @@ struct rn_conn_params {
 					* its ports; the acceptor adopts the connector's count) */
 	struct rn_qp_attr attr;	       /* from rn_qp_attr_from_config */
 	int sockbuf;		       /* OOB socket buffers (test seam, see rn_oob_params) */
+	size_t region_bytes;	       /* > 0: bytes of this side's region (see above) */
+	bool flush;		       /* acceptor: also create the flush QPs (rn_qp_params) */
+	int max_send_wr, max_recv_wr;  /* per QP, 0: the QP layer's defaults */
 };
 
 enum rn_conn_role {
@@ -40,15 +48,18 @@ enum rn_conn_role {
 };
 
 /*
- * A connected connection: its QP set at RTS and what the peer announced. The FIFO address and
- * rkeys of the handshake (rn_hello.fifo_addr, rn_hello_port.fifo_rkey) are sent as 0 for now;
- * the data path (xfer.c) will register the FIFO and fill them. Readable by the owner.
+ * A connected connection: its QP set at RTS, its own region and what the peer announced
+ * (rn_hello.fifo_addr and rn_hello_port.fifo_rkey carry the regions). Readable by the owner.
  */
 struct rn_conn {
 	int role; /* enum rn_conn_role */
 	struct rn_qp_set *set;
-	struct rn_qp_info remote;  /* the peer's ports and QPs, as connected */
-	uint64_t remote_fifo_addr; /* peer's fifo_addr from its HELLO (0 in this version) */
+	struct rn_qp_info remote; /* the peer's ports and QPs, as connected */
+	void *region;		  /* ours; NULL when region_bytes was 0 */
+	size_t region_bytes;
+	struct ibv_mr *region_mr[RN_QP_MAX_PORTS]; /* per local port index */
+	uint64_t remote_region;			   /* the peer's region address */
+	uint32_t remote_rkey[RN_QP_MAX_PORTS];	   /* its key, per peer port index */
 };
 
 struct rn_conn_listener;
@@ -70,6 +81,8 @@ int rn_conn_listen(const struct rn_qp_port *ports, int nports, const struct rn_c
  */
 int rn_conn_connect_step(void *handle, const struct rn_qp_port *ports, int nports,
 			 const struct rn_conn_params *params, struct rn_conn **conn);
+/* handle holds a connector in progress (later calls need no ports or params). */
+bool rn_conn_connect_pending(const void *handle);
 /* Free a connector abandoned before it returned a conn or an error. Fine when there is none. */
 void rn_conn_connect_abort(void *handle);
 

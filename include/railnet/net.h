@@ -47,6 +47,9 @@
 #define RN_MAX_P2P_BYTES (1ULL << 40)  /* 1 TiB: NCCL's upper bound */
 #define RN_MAX_COLL_BYTES (1ULL << 29) /* 512 MiB */
 
+/* irecv's *request on entry: NCCL's optional-completion hint (API v9+, n == 1). */
+#define RN_REQUEST_OPTIONAL ((struct rn_request *)0x1)
+
 /* Children of a device: {1, {self}} for a physical one. */
 struct rn_vprops {
 	int ndevs;

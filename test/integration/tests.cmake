@@ -47,3 +47,17 @@ if(RN_BASH_PROG)
 	set_tests_properties(check_exports check_needed PROPERTIES SKIP_RETURN_CODE 77
 		TIMEOUT 60 LABELS "integration;abi" ENVIRONMENT "RN_SANITIZER=${SANITIZER}")
 endif()
+
+# The data path (issue 5) between two pods of test/fixtures/small.spec in real network
+# namespaces: xfer_peer drives railnet's API on each side; xfer.sh pairs them per scenario.
+add_executable(xfer_peer ${RN_IT_DIR}/xfer_peer.c)
+set_target_properties(xfer_peer PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/test)
+target_link_libraries(xfer_peer PRIVATE railnet_core)
+if(RN_BASH_PROG)
+	foreach(group basic faults cycles)
+		add_test(NAME xfer_${group} COMMAND ${RN_BASH_PROG} ${RN_IT_DIR}/xfer.sh
+			${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR} ${group})
+		set_tests_properties(xfer_${group} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
+			LABELS "integration;xfer;softverbs" RUN_SERIAL TRUE)
+	endforeach()
+endif()

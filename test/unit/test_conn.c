@@ -89,6 +89,7 @@ static struct rn_conn_params test_params(long timeout_ms)
 		.timeout_ms = timeout_ms,
 		.qps_per_port = 2,
 		.attr = { .pkey_index = 0, .timeout = 14, .retry_cnt = 7, .sl = 0, .tc = 0 },
+		.region_bytes = 5000, /* rounded up to pages, registered on every port */
 	};
 
 	return p;
@@ -212,7 +213,16 @@ static void test_handshake_write(void **state)
 		assert_int_equal(qa.qp_state, IBV_QPS_RTS);
 	}
 	assert_memory_equal(s->remote.port[1].gid, qport[1][1].gid, 16);
-	assert_int_equal(s->remote_fifo_addr, 0);
+	/* each side's region and its keys reached the other side */
+	assert_non_null(s->region);
+	assert_non_null(r->region);
+	assert_true(s->region_bytes >= 5000);
+	assert_int_equal(s->remote_region, (uintptr_t)r->region);
+	assert_int_equal(r->remote_region, (uintptr_t)s->region);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(s->remote_rkey[i], r->region_mr[i]->rkey);
+		assert_int_equal(r->remote_rkey[i], s->region_mr[i]->rkey);
+	}
 
 	assert_int_equal(rn_verbs()->reg_mr(s->set->port[0].pd, src, BUF_LEN, 0, &smr), 0);
 	assert_int_equal(rn_verbs()->reg_mr(r->set->port[0].pd, dst, BUF_LEN,

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The data path: send and receive comms over a connected rn_conn, NCCL's receiver-driven
+ * "clear to send" protocol, registration handles, flush, failover between the QPs of a
+ * connection, and the per-connection counters.
+ *
+ * Protocol (all little-endian host memory; both ends run the same build):
+ *
+ *   receiver                                     sender
+ *   irecv(n buffers) -> id k, slot k % 256
+ *     RDMA WRITE n rn_cts entries  ---------->   FIFO[slot][0..n)   (sender's region)
+ *                                                isend: FIFO[slot][0].idx == k + 1 ? take the
+ *                                                entry whose tag matches; when all n arrived:
+ *                                   <---------   part 0: WRITE sizes record -> REC[slot]
+ *                                   <---------   per part: WRITE data ..., last WRITE_WITH_IMM
+ *   recv CQE per part (imm: slot, part, parts, seq); all parts in -> done, sizes = REC[slot]
+ *
+ * A message is cut into parts, each part carried by one QP: split mode (NCCL_IB_SPLIT_DATA_
+ * ON_QPS=1) cuts it over every live QP of the connection in 128-byte-aligned chunks; round-robin
+ * mode (=0) sends it whole on the next live QP. The receiver pre-posts receives on every QP and
+ * learns from each immediate how many parts to wait for, so the sender may choose the QPs per
+ * message: that is what lets traffic move off a failed port. A QP whose completion fails with
+ * a link error (retry exceeded, flushed) is declared dead when the connection has another live
+ * QP: its unacknowledged parts and clear-to-sends are posted again on live QPs (both are
+ * idempotent; duplicate parts are recognised by the part bitmap) and the peer is told through
+ * a control word it polls. With no live QP left, or any other error status, the comm fails:
+ * one WARN with both GIDs, the QPN, port and status, and every later call returns -EREMOTEIO.
+ * A comm that waits without progress for RAILNET_KEEPALIVE_MS posts a zero-byte RDMA WRITE on
+ * each live QP, so a peer that died is noticed within the QP timeout x retries.
+ *
+ * Threads: a comm is driven by one thread at a time (NCCL's proxy thread); no lock, malloc or
+ * syscall on isend/irecv/test besides the verbs calls themselves. Registration (rn_xfer_reg)
+ * goes through the mutex-protected cache of mr.h.
+ *
+ * Errors: 0 or -errno, one WARN per failure; -EREMOTEIO for a failed comm (ncclRemoteError).
+ */
+#ifndef RAILNET_XFER_H
+#define RAILNET_XFER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "railnet/conn.h"
+#include "railnet/mr.h"
+
+#define RN_XFER_SLOTS 256   /* requests in flight per comm: NCCL_NET_MAX_REQUESTS x maxRecvs */
+#define RN_XFER_MAX_RECVS 8 /* maxRecvs */
+#define RN_XFER_ALIGN 128   /* split chunks are multiples of this */
+#define RN_XFER_MAX_WR (1u << 30) /* bytes of one work request */
+#define RN_XFER_SEND_WR 1024	  /* send queue depth of every data QP */
+#define RN_XFER_RECV_WR 512	  /* receives pre-posted on every receiver QP (>= RN_XFER_SLOTS) */
+#define RN_XFER_MAX_FLUSH 64	  /* flush requests in flight per receive comm */
+
+/* One clear-to-send entry (64 bytes, so one entry never straddles a cache line pair). */
+struct rn_cts {
+	uint64_t addr;			/* 0: receive buffer */
+	uint64_t size;			/* 8: its size */
+	uint32_t rkey[RN_QP_MAX_PORTS]; /* 16: its key on each receiver port */
+	uint32_t nreqs;			/* 32: buffers of this receive (1..8) */
+	int32_t tag;			/* 36 */
+	uint64_t reserved[2];		/* 40 */
+	uint64_t idx;			/* 56: request id + 1, written last */
+};
+_Static_assert(sizeof(struct rn_cts) == 64, "rn_cts is 64 bytes");
+
+/* Control word a peer writes into our region: the QPs it declared dead (bit i = QP i). */
+struct rn_xfer_ctl {
+	uint64_t dead[RN_QP_MAX_QPS / 64];
+	uint64_t seq; /* bumped by every notice */
+	uint64_t reserved[5];
+};
+_Static_assert(sizeof(struct rn_xfer_ctl) == 64, "rn_xfer_ctl is 64 bytes");
+
+/*
+ * Region layouts (rn_conn.region). Sender: fifo (written by the receiver), ctl (written by the
+ * receiver), then local staging: the size records it sends and its own ctl notice. Receiver:
+ * rec (written by the sender), ctl (written by the sender), then local: the shadow CTS
+ * entries it writes, its own ctl notice and the flush sink.
+ */
+struct rn_send_region {
+	struct rn_cts fifo[RN_XFER_SLOTS][RN_XFER_MAX_RECVS];
+	struct rn_xfer_ctl ctl_in;
+	uint64_t rec_out[RN_XFER_SLOTS][RN_XFER_MAX_RECVS];
+	struct rn_xfer_ctl ctl_out;
+};
+
+struct rn_recv_region {
+	uint64_t rec[RN_XFER_SLOTS][RN_XFER_MAX_RECVS];
+	struct rn_xfer_ctl ctl_in;
+	struct rn_cts cts_out[RN_XFER_SLOTS][RN_XFER_MAX_RECVS];
+	struct rn_xfer_ctl ctl_out;
+	uint64_t sink[8];
+};
+
+enum rn_flush_mode {
+	RN_FLUSH_AUTO,	 /* flush GPU buffers (when GPUDirect RDMA is possible) */
+	RN_FLUSH_ALWAYS, /* flush every non-empty receive, host memory too */
+	RN_FLUSH_OFF,
+};
+
+struct rn_xfer_params {
+	bool split;	   /* NCCL_IB_SPLIT_DATA_ON_QPS */
+	long keepalive_ms; /* RAILNET_KEEPALIVE_MS; 0: never probe */
+	int flush;	   /* enum rn_flush_mode */
+	bool gdr;	   /* GPU memory may be registered (ptrSupport has CUDA) */
+	char name[96];	   /* device name, for logs and stats */
+};
+
+/* A registration handle (NCCL's mhandle): one cache reference per port of the comm. */
+struct rn_mh {
+	uint32_t magic;
+	int type; /* RN_PTR_HOST or RN_PTR_CUDA */
+	uintptr_t addr;
+	size_t size;
+	int nports;
+	struct ibv_context *ctx[RN_QP_MAX_PORTS];
+	struct rn_mr_ent *ent[RN_QP_MAX_PORTS];
+	struct rn_mr_key key[RN_QP_MAX_PORTS];
+};
+
+/* Counters of one port of a comm (stats.h aggregates them). */
+struct rn_xfer_port_stats {
+	uint64_t tx_bytes;  /* data bytes written by this side */
+	uint64_t tx_msgs;   /* parts (sender) or clear-to-sends (receiver) posted */
+	uint64_t rx_parts;  /* parts received (receiver) */
+	uint64_t cqes;	    /* completions polled */
+	uint64_t errors;    /* error completions */
+	uint64_t failovers; /* QPs of this port declared dead */
+};
+
+struct rn_xcomm; /* a send or receive comm */
+struct rn_xreq;	 /* a request */
+
+/*
+ * Make a comm of a connected conn (the comm owns it from then on, also on failure).
+ * rn_xfer_close destroys both.
+ */
+int rn_xfer_create(struct rn_conn *conn, const struct rn_xfer_params *p, struct rn_xcomm **out);
+void rn_xfer_close(struct rn_xcomm *c);
+/* c is a live comm of that role (RN_CONN_SEND / RN_CONN_RECV); -1 for either. */
+bool rn_xfer_valid(const void *c, int role);
+
+int rn_xfer_reg(struct rn_xcomm *c, void *data, size_t size, int type, int fd, uint64_t offset,
+		struct rn_mh **out);
+int rn_xfer_dereg(struct rn_xcomm *c, struct rn_mh *mh);
+bool rn_xfer_mh_valid(const void *mh);
+
+int rn_xfer_isend(struct rn_xcomm *c, void *data, size_t size, int tag, struct rn_mh *mh,
+		  struct rn_xreq **req);
+/* eager: NCCL's optional-completion hint (n == 1 only): the request reports done at once. */
+int rn_xfer_irecv(struct rn_xcomm *c, int n, void **data, const size_t *sizes, const int *tags,
+		  struct rn_mh **mh, bool eager, struct rn_xreq **req);
+int rn_xfer_iflush(struct rn_xcomm *c, int n, void **data, const int *sizes, struct rn_mh **mh,
+		   struct rn_xreq **req);
+/* done: 0/1; sizes (may be NULL): bytes of each buffer (send: one). */
+int rn_xfer_test(struct rn_xreq *r, int *done, int *sizes);
+bool rn_xfer_req_valid(const void *r);
+
+/* Counters of port p (0..nports) of c; nports via rn_xfer_info. */
+void rn_xfer_info(const struct rn_xcomm *c, int *role, int *nports, int *nqps, const char **name);
+void rn_xfer_port_stats(const struct rn_xcomm *c, int p, struct rn_xfer_port_stats *out,
+			const char **dev, int *port);
+
+#endif /* RAILNET_XFER_H */

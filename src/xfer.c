@@ -1,0 +1,1281 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The data path (xfer.h): send and receive comms, the clear-to-send protocol, failover
+ * between the QPs of a connection, keepalive probes and flush. One comm is driven by one
+ * thread; everything here is allocated when the comm is made, so isend/irecv/test only post,
+ * poll and touch memory they own.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "railnet/gid.h"
+#include "railnet/log.h"
+#include "railnet/net.h"
+#include "railnet/stats.h"
+#include "railnet/verbs.h"
+#include "railnet/xfer.h"
+
+#define RN_XCOMM_MAGIC 0x4d4f4358u /* "XCOM" */
+#define RN_XREQ_MAGIC 0x51455258u  /* "XREQ" */
+#define RN_MH_MAGIC 0x484d4e52u	   /* "RNMH" */
+#define RN_XFER_POLL 16		   /* completions per poll_cq call */
+#define RN_XFER_REPOST 16	   /* receives re-posted at once */
+#define RN_XFER_CHAIN_MAX 64	   /* work requests of one part */
+#define RN_XFER_IDLE_CHECK 1023	   /* idle polls between clock reads (mask) */
+/*
+ * Split mode cuts a message into at most size / RN_XFER_SPLIT_MIN parts, so that small
+ * messages do not pay one completion per QP (docs/performance.md has the measurement).
+ */
+#define RN_XFER_SPLIT_MIN (16 * 1024)
+
+enum rn_wr_type {
+	RN_WR_DATA = 1, /* sender: the chain of one part */
+	RN_WR_CTS,	/* receiver: clear-to-send entries */
+	RN_WR_PING,	/* keepalive probe */
+	RN_WR_CTL,	/* dead-QP notice */
+	RN_WR_FLUSH,	/* receiver: flush READ */
+	RN_WR_RECV,	/* receiver: pre-posted receive */
+};
+
+static const char *const rn_wr_type_name[] = {
+	[RN_WR_DATA] = "data write",	  [RN_WR_CTS] = "clear-to-send write",
+	[RN_WR_PING] = "keepalive probe", [RN_WR_CTL] = "failover notice",
+	[RN_WR_FLUSH] = "flush read",	  [RN_WR_RECV] = "receive",
+};
+
+static inline uint64_t rn_wrid(int type, int q, uint32_t info)
+{
+	return (uint64_t)type << 56 | (uint64_t)(q & 0xffff) << 32 | info;
+}
+
+static inline int rn_wrid_type(uint64_t id)
+{
+	return (int)(id >> 56);
+}
+
+static inline int rn_wrid_qp(uint64_t id)
+{
+	return (int)((id >> 32) & 0xffff);
+}
+
+static inline uint32_t rn_wrid_info(uint64_t id)
+{
+	return (uint32_t)id;
+}
+
+/* imm: slot 0-7, part 8-14, parts - 1 15-21, (id >> 8) & 0x3ff 22-31 */
+static inline uint32_t rn_imm(uint64_t id, int part, int nparts)
+{
+	return (uint32_t)(id & 0xff) | (uint32_t)part << 8 | (uint32_t)(nparts - 1) << 15 |
+	       (uint32_t)((id >> 8) & 0x3ff) << 22;
+}
+
+struct rn_chain {
+	uint64_t id;
+	uint16_t slot;
+	uint8_t type;
+	uint8_t part;
+	uint8_t nparts;
+	uint16_t nwr;
+};
+
+struct rn_xqp {
+	struct ibv_qp *qp;
+	int port;  /* local port index */
+	int rport; /* the peer's port index */
+	bool dead;
+	int inflight; /* work requests in the send queue */
+	struct rn_chain *ring;
+	uint32_t head, tail; /* ring: tail = oldest outstanding chain */
+	int recv_debt;	     /* receives consumed, not re-posted yet */
+};
+
+struct rn_sgroup {
+	uint64_t id;
+	bool active, posted;
+	int nreqs, arrived;
+	int nparts, pending;
+	struct rn_cts cts[RN_XFER_MAX_RECVS];
+	struct rn_xreq *req[RN_XFER_MAX_RECVS];
+	uintptr_t data[RN_XFER_MAX_RECVS];
+	size_t size[RN_XFER_MAX_RECVS];
+	struct rn_mh *mh[RN_XFER_MAX_RECVS];
+};
+
+struct rn_rslot {
+	bool busy, complete;
+	uint64_t id;
+	int n;
+	int nparts, got;
+	uint64_t mask[RN_QP_MAX_QPS / 64];
+	size_t size[RN_XFER_MAX_RECVS]; /* posted */
+	size_t recvd[RN_XFER_MAX_RECVS];
+	struct rn_xreq *req; /* NULL once an eager request was handed back */
+};
+
+enum rn_req_type { RN_REQ_SEND = 1, RN_REQ_RECV, RN_REQ_FLUSH };
+
+struct rn_xreq {
+	uint32_t magic;
+	uint8_t type;
+	bool done;
+	bool eager;
+	struct rn_xcomm *c;
+	int slot;
+	int pending; /* flush: reads outstanding */
+	size_t size; /* send: bytes sent (clipped); eager recv: posted size */
+	struct rn_xreq *next;
+};
+
+struct rn_xcomm {
+	uint32_t magic;
+	int role;
+	struct rn_conn *conn;
+	struct rn_qp_set *set;
+	struct rn_xfer_params p;
+	int nports, nqps, nlive;
+	struct rn_xqp xq[RN_QP_MAX_QPS];
+	uint64_t head;	    /* sender: id the FIFO shows next; receiver: id posted next */
+	uint64_t post_next; /* sender: next id to post */
+	uint32_t rr;	    /* round-robin cursor over the live QPs */
+	struct rn_sgroup *sg;
+	struct rn_rslot *rs;
+	int nbusy;    /* sender: groups not complete; receiver: slots busy */
+	bool starved; /* sender: the last isend found no clear-to-send */
+	struct rn_xreq *pool, *free_reqs;
+	int npool;
+	int failed; /* 0, or the error every call returns */
+	uint64_t ctl_seen;
+	uint32_t idle;
+	uint64_t idle_since_ns;
+	int pings_out;
+	int flush_out;
+	struct rn_xfer_port_stats st[RN_QP_MAX_PORTS];
+};
+
+static uint64_t rn_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void *rn_region(const struct rn_xcomm *c)
+{
+	return c->conn->region;
+}
+
+static uint32_t rn_lkey(const struct rn_xcomm *c, int port)
+{
+	return c->conn->region_mr[port]->lkey;
+}
+
+/* ---- requests ---------------------------------------------------------------------------- */
+
+static struct rn_xreq *rn_req_get(struct rn_xcomm *c, int type)
+{
+	struct rn_xreq *r = c->free_reqs;
+
+	if (!r)
+		return NULL;
+	c->free_reqs = r->next;
+	r->type = (uint8_t)type;
+	r->done = false;
+	r->eager = false;
+	r->pending = 0;
+	r->size = 0;
+	r->slot = -1;
+	r->magic = RN_XREQ_MAGIC;
+	return r;
+}
+
+static void rn_req_put(struct rn_xcomm *c, struct rn_xreq *r)
+{
+	r->magic = 0;
+	r->next = c->free_reqs;
+	c->free_reqs = r;
+}
+
+bool rn_xfer_req_valid(const void *p)
+{
+	const struct rn_xreq *r = p;
+
+	return r && r->magic == RN_XREQ_MAGIC && r->c && r->c->magic == RN_XCOMM_MAGIC;
+}
+
+/* ---- failure ----------------------------------------------------------------------------- */
+
+static int rn_fail(struct rn_xcomm *c, int err)
+{
+	if (!c->failed)
+		c->failed = err;
+	return c->failed;
+}
+
+/* A protocol violation by the peer: fatal for the comm. */
+static int rn_proto(struct rn_xcomm *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int rn_proto(struct rn_xcomm *c, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	RN_WARN("%s: %s comm: protocol error: %s; the connection is unusable", c->p.name,
+		c->role == RN_CONN_SEND ? "send" : "receive", msg);
+	return rn_fail(c, -EPROTO);
+}
+
+/* One WARN with everything about a failed completion; the comm fails. */
+static int rn_fatal_wc(struct rn_xcomm *c, int q, const struct ibv_wc *wc, const char *extra)
+{
+	const struct rn_qp_set *s = c->set;
+	int type = rn_wrid_type(wc->wr_id);
+	char lg[INET6_ADDRSTRLEN], rg[INET6_ADDRSTRLEN];
+	const struct rn_xqp *x = &c->xq[q < c->nqps ? q : 0];
+	int port = type == RN_WR_FLUSH ? q : x->port;
+
+	rn_gid_str(s->port[port].dev.gid, lg, sizeof(lg));
+	rn_gid_str(c->conn->remote.port[type == RN_WR_FLUSH ? 0 : x->rport].gid, rg, sizeof(rg));
+	RN_WARN("%s: %s comm: %s on QP %u (%s port %d, local GID %s) to QP %u (remote GID %s) "
+		"failed: %s (status %d, vendor error %#x)%s; the connection is unusable",
+		c->p.name, c->role == RN_CONN_SEND ? "send" : "receive",
+		type > 0 && type <= RN_WR_RECV ? rn_wr_type_name[type] : "work request", wc->qp_num,
+		s->port[port].dev.name, s->port[port].dev.port, lg,
+		type == RN_WR_FLUSH ? wc->qp_num : c->conn->remote.qp[q < c->nqps ? q : 0].qpn, rg,
+		rn_verbs()->wc_status_str(wc->status), (int)wc->status, wc->vendor_err,
+		extra ? extra : "");
+	return rn_fail(c, -EREMOTEIO);
+}
+
+/* ---- posting ----------------------------------------------------------------------------- */
+
+static int rn_ring_cap(void)
+{
+	return RN_XFER_SEND_WR;
+}
+
+static bool rn_room(const struct rn_xqp *x, int nwr)
+{
+	return x->inflight + nwr <= RN_XFER_SEND_WR && x->head - x->tail < (uint32_t)rn_ring_cap();
+}
+
+static int rn_post(struct rn_xcomm *c, int q, struct ibv_send_wr *wr, const struct rn_chain *ch)
+{
+	struct rn_xqp *x = &c->xq[q];
+	struct ibv_send_wr *bad = NULL;
+	int rc;
+
+	rc = rn_verbs()->post_send(x->qp, wr, &bad);
+	if (rc) {
+		RN_WARN("%s: posting a %s on QP %u (%s port %d) failed: %s; the connection is "
+			"unusable",
+			c->p.name, rn_wr_type_name[ch->type], x->qp->qp_num,
+			c->set->port[x->port].dev.name, c->set->port[x->port].dev.port,
+			strerror(-rc));
+		return rn_fail(c, -EREMOTEIO);
+	}
+	x->ring[x->head % (uint32_t)rn_ring_cap()] = *ch;
+	x->head++;
+	x->inflight += ch->nwr;
+	return 0;
+}
+
+/* The next live QP after the cursor (the cursor moves on). -1 when none. */
+static int rn_next_live(struct rn_xcomm *c)
+{
+	for (int i = 0; i < c->nqps; i++) {
+		int q = (int)(c->rr++ % (uint32_t)c->nqps);
+
+		if (!c->xq[q].dead)
+			return q;
+	}
+	return -1;
+}
+
+/* Bytes of buffer i that part k of nparts carries, and where it starts. */
+static void rn_part_range(size_t size, int k, int nparts, size_t *off, size_t *len)
+{
+	size_t chunk = (size + (size_t)nparts - 1) / (size_t)nparts;
+
+	chunk = (chunk + RN_XFER_ALIGN - 1) & ~(size_t)(RN_XFER_ALIGN - 1);
+	*off = chunk * (size_t)k;
+	if (*off >= size) {
+		*off = size;
+		*len = 0;
+		return;
+	}
+	*len = size - *off < chunk ? size - *off : chunk;
+}
+
+static int rn_part_nwr(const struct rn_sgroup *g, int k, int nparts)
+{
+	int nwr = k == 0 ? 1 : 0;
+	bool data = false;
+
+	for (int i = 0; i < g->nreqs; i++) {
+		size_t off, len;
+
+		rn_part_range(g->size[i], k, nparts, &off, &len);
+		if (len) {
+			nwr += (int)((len + RN_XFER_MAX_WR - 1) / RN_XFER_MAX_WR);
+			data = true;
+		}
+	}
+	return nwr + (data ? 0 : 1);
+}
+
+/* Post part k of group g on QP q (room checked by the caller). */
+static int rn_post_part(struct rn_xcomm *c, struct rn_sgroup *g, int k, int nparts, int q)
+{
+	struct rn_send_region *R = rn_region(c);
+	struct rn_xqp *x = &c->xq[q];
+	struct ibv_send_wr wr[RN_XFER_CHAIN_MAX];
+	struct ibv_sge sge[RN_XFER_CHAIN_MAX];
+	int slot = (int)(g->id % RN_XFER_SLOTS), n = 0;
+	uint64_t wrid = rn_wrid(RN_WR_DATA, q, (uint32_t)slot);
+	uint64_t rec = c->conn->remote_region + offsetof(struct rn_recv_region, rec[slot]);
+	uint32_t rkey = c->conn->remote_rkey[x->rport];
+	struct rn_chain ch = { .id = g->id,
+			       .slot = (uint16_t)slot,
+			       .type = RN_WR_DATA,
+			       .part = (uint8_t)k,
+			       .nparts = (uint8_t)nparts };
+	uint64_t bytes = 0;
+	bool data = false;
+
+	memset(wr, 0, sizeof(wr));
+	if (k == 0) {
+		sge[n] = (struct ibv_sge){ .addr = (uintptr_t)R->rec_out[slot],
+					   .length = (uint32_t)(g->nreqs * sizeof(uint64_t)),
+					   .lkey = rn_lkey(c, x->port) };
+		wr[n].sg_list = &sge[n];
+		wr[n].num_sge = 1;
+		wr[n].opcode = IBV_WR_RDMA_WRITE;
+		wr[n].wr.rdma.remote_addr = rec;
+		wr[n].wr.rdma.rkey = rkey;
+		n++;
+	}
+	for (int i = 0; i < g->nreqs; i++) {
+		size_t off, len;
+
+		rn_part_range(g->size[i], k, nparts, &off, &len);
+		while (len) {
+			uint32_t l = len > RN_XFER_MAX_WR ? RN_XFER_MAX_WR : (uint32_t)len;
+
+			if (n == RN_XFER_CHAIN_MAX - 1)
+				return rn_proto(c,
+						"message %" PRIu64 " needs more than %d work "
+						"requests on one QP",
+						g->id, RN_XFER_CHAIN_MAX);
+			sge[n] = (struct ibv_sge){ .addr = g->data[i] + off,
+						   .length = l,
+						   .lkey = g->mh[i]->key[x->port].lkey };
+			wr[n].sg_list = &sge[n];
+			wr[n].num_sge = 1;
+			wr[n].opcode = IBV_WR_RDMA_WRITE;
+			wr[n].wr.rdma.remote_addr = g->cts[i].addr + off;
+			wr[n].wr.rdma.rkey = g->cts[i].rkey[x->rport];
+			n++;
+			off += l;
+			len -= l;
+			bytes += l;
+			data = true;
+		}
+	}
+	if (!data) {
+		/* no data on this QP: a zero-byte write carries the immediate */
+		wr[n].num_sge = 0;
+		wr[n].opcode = IBV_WR_RDMA_WRITE;
+		wr[n].wr.rdma.remote_addr = rec;
+		wr[n].wr.rdma.rkey = rkey;
+		n++;
+	}
+	wr[n - 1].opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	wr[n - 1].imm_data = htonl(rn_imm(g->id, k, nparts));
+	wr[n - 1].send_flags = IBV_SEND_SIGNALED;
+	for (int i = 0; i < n; i++) {
+		wr[i].wr_id = wrid;
+		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
+	}
+	ch.nwr = (uint16_t)n;
+	c->st[x->port].tx_bytes += bytes;
+	c->st[x->port].tx_msgs++;
+	return rn_post(c, q, wr, &ch);
+}
+
+/* Post the group of id post_next if every QP it needs has room. 1 posted, 0 not now. */
+static int rn_post_group(struct rn_xcomm *c, struct rn_sgroup *g)
+{
+	int qs[RN_QP_MAX_QPS], nparts = 1, k;
+	uint32_t rr = c->rr;
+	size_t total = 0;
+
+	if (c->nlive == 0)
+		return rn_fail(c, -EREMOTEIO);
+	for (int i = 0; i < g->nreqs; i++)
+		total += g->size[i];
+	if (c->p.split && c->nlive > 1) {
+		size_t want = total / RN_XFER_SPLIT_MIN;
+
+		nparts = want < 1 ? 1 : want > (size_t)c->nlive ? c->nlive : (int)want;
+	}
+	for (k = 0; k < nparts; k++) {
+		qs[k] = rn_next_live(c);
+		if (!rn_room(&c->xq[qs[k]], rn_part_nwr(g, k, nparts))) {
+			c->rr = rr; /* try again later from the same place */
+			return 0;
+		}
+	}
+	g->nparts = nparts;
+	g->pending = nparts;
+	g->posted = true;
+	for (k = 0; k < nparts; k++) {
+		int rc = rn_post_part(c, g, k, nparts, qs[k]);
+
+		if (rc)
+			return rc;
+	}
+	return 1;
+}
+
+static int rn_post_ready(struct rn_xcomm *c)
+{
+	while (c->post_next < c->head) {
+		struct rn_sgroup *g = &c->sg[c->post_next % RN_XFER_SLOTS];
+		int rc = rn_post_group(c, g);
+
+		if (rc <= 0)
+			return rc;
+		c->post_next++;
+	}
+	return 0;
+}
+
+static int rn_post_cts(struct rn_xcomm *c, int slot, uint64_t id, int n)
+{
+	struct rn_recv_region *R = rn_region(c);
+	int q = rn_next_live(c);
+	struct rn_xqp *x;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr;
+	struct rn_chain ch = { .id = id, .slot = (uint16_t)slot, .type = RN_WR_CTS, .nwr = 1 };
+
+	if (q < 0)
+		return rn_fail(c, -EREMOTEIO);
+	x = &c->xq[q];
+	if (!rn_room(x, 1))
+		return rn_proto(c, "QP %u has no room for a clear-to-send", x->qp->qp_num);
+	sge = (struct ibv_sge){ .addr = (uintptr_t)R->cts_out[slot],
+				.length = (uint32_t)(n * (int)sizeof(struct rn_cts)),
+				.lkey = rn_lkey(c, x->port) };
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = rn_wrid(RN_WR_CTS, q, (uint32_t)slot);
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr =
+		c->conn->remote_region + offsetof(struct rn_send_region, fifo[slot]);
+	wr.wr.rdma.rkey = c->conn->remote_rkey[x->rport];
+	c->st[x->port].tx_msgs++;
+	return rn_post(c, q, &wr, &ch);
+}
+
+/* A zero-byte write (type PING) or our dead-QP notice (type CTL) on QP q. */
+static int rn_post_ctl(struct rn_xcomm *c, int q, int type)
+{
+	struct rn_xqp *x = &c->xq[q];
+	struct rn_xfer_ctl *out;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr;
+	struct rn_chain ch = { .type = (uint8_t)type, .nwr = 1 };
+	size_t in_off = c->role == RN_CONN_SEND ? offsetof(struct rn_recv_region, ctl_in)
+						: offsetof(struct rn_send_region, ctl_in);
+
+	if (!rn_room(x, 1))
+		return 0; /* the probe or notice can wait: the queue is busy anyway */
+	out = c->role == RN_CONN_SEND ? &((struct rn_send_region *)rn_region(c))->ctl_out
+				      : &((struct rn_recv_region *)rn_region(c))->ctl_out;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = rn_wrid(type, q, 0);
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = c->conn->remote_region + (type == RN_WR_CTL ? in_off : 0);
+	wr.wr.rdma.rkey = c->conn->remote_rkey[x->rport];
+	if (type == RN_WR_CTL) {
+		sge = (struct ibv_sge){ .addr = (uintptr_t)out,
+					.length = sizeof(*out),
+					.lkey = rn_lkey(c, x->port) };
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+	}
+	if (type == RN_WR_PING)
+		c->pings_out++;
+	return rn_post(c, q, &wr, &ch);
+}
+
+static int rn_post_recvs(struct rn_xcomm *c, int q, int n)
+{
+	struct ibv_recv_wr wr[RN_XFER_REPOST], *bad = NULL;
+	struct rn_xqp *x = &c->xq[q];
+
+	while (n > 0) {
+		int m = n > RN_XFER_REPOST ? RN_XFER_REPOST : n, rc;
+
+		memset(wr, 0, sizeof(wr));
+		for (int i = 0; i < m; i++) {
+			wr[i].wr_id = rn_wrid(RN_WR_RECV, q, 0);
+			wr[i].next = i + 1 < m ? &wr[i + 1] : NULL;
+		}
+		rc = rn_verbs()->post_recv(x->qp, wr, &bad);
+		if (rc) {
+			RN_WARN("%s: posting receives on QP %u failed: %s; the connection is "
+				"unusable",
+				c->p.name, x->qp->qp_num, strerror(-rc));
+			return rn_fail(c, -EREMOTEIO);
+		}
+		n -= m;
+	}
+	return 0;
+}
+
+/* ---- failover ---------------------------------------------------------------------------- */
+
+static int rn_repost_chain(struct rn_xcomm *c, const struct rn_chain *ch)
+{
+	if (ch->type == RN_WR_DATA) {
+		struct rn_sgroup *g = &c->sg[ch->slot];
+		int tries = c->nqps;
+
+		if (!g->active || !g->posted || g->id != ch->id)
+			return 0;
+		while (tries--) {
+			int q = rn_next_live(c);
+
+			if (q < 0)
+				break;
+			if (rn_room(&c->xq[q], rn_part_nwr(g, ch->part, ch->nparts)))
+				return rn_post_part(c, g, ch->part, ch->nparts, q);
+		}
+		return rn_proto(c, "no live QP has room for the parts of a failed QP");
+	}
+	if (ch->type == RN_WR_CTS) {
+		struct rn_rslot *rs = &c->rs[ch->slot];
+
+		if (rs->busy && !rs->complete && rs->id == ch->id)
+			return rn_post_cts(c, ch->slot, ch->id, rs->n);
+		return 0;
+	}
+	if (ch->type == RN_WR_PING)
+		c->pings_out--;
+	return 0;
+}
+
+/*
+ * QP q is gone (why: the status, or the peer's notice). Move its outstanding chains to live
+ * QPs and tell the peer. Returns 0, or the comm's error when nothing is left.
+ */
+static int rn_failover(struct rn_xcomm *c, int q, const char *why, bool tell)
+{
+	struct rn_xqp *x = &c->xq[q];
+	struct rn_xfer_ctl *out;
+	uint32_t t;
+	int rc = 0;
+
+	x->dead = true;
+	c->nlive--;
+	c->st[x->port].failovers++;
+	RN_WARN("%s: %s comm: QP %u on %s port %d is down (%s); %d of %d QPs left, its traffic "
+		"moves to them",
+		c->p.name, c->role == RN_CONN_SEND ? "send" : "receive", x->qp->qp_num,
+		c->set->port[x->port].dev.name, c->set->port[x->port].dev.port, why, c->nlive,
+		c->nqps);
+	for (t = x->tail; t != x->head && !rc; t++)
+		rc = rn_repost_chain(c, &x->ring[t % (uint32_t)rn_ring_cap()]);
+	x->tail = x->head;
+	x->inflight = 0;
+	if (rc)
+		return rc;
+	out = c->role == RN_CONN_SEND ? &((struct rn_send_region *)rn_region(c))->ctl_out
+				      : &((struct rn_recv_region *)rn_region(c))->ctl_out;
+	out->dead[q / 64] |= 1ull << (q % 64);
+	out->seq++;
+	if (tell) {
+		int l = rn_next_live(c);
+
+		if (l >= 0)
+			return rn_post_ctl(c, l, RN_WR_CTL);
+	}
+	return 0;
+}
+
+static bool rn_link_error(enum ibv_wc_status s)
+{
+	return s == IBV_WC_RETRY_EXC_ERR || s == IBV_WC_WR_FLUSH_ERR ||
+	       s == IBV_WC_RNR_RETRY_EXC_ERR;
+}
+
+/* The peer's notice: QPs it declared dead. */
+static int rn_check_ctl(struct rn_xcomm *c)
+{
+	const volatile struct rn_xfer_ctl *in =
+		c->role == RN_CONN_SEND ? &((struct rn_send_region *)rn_region(c))->ctl_in
+					: &((struct rn_recv_region *)rn_region(c))->ctl_in;
+	uint64_t seq = __atomic_load_n(&in->seq, __ATOMIC_ACQUIRE);
+
+	if (seq == c->ctl_seen)
+		return 0;
+	c->ctl_seen = seq;
+	for (int q = 0; q < c->nqps; q++) {
+		uint64_t word = in->dead[q / 64];
+
+		if (!(word & (1ull << (q % 64))) || c->xq[q].dead)
+			continue;
+		if (c->nlive <= 1) {
+			RN_WARN("%s: the peer reports QP %u's partner down and no other QP is "
+				"left; "
+				"the connection is unusable",
+				c->p.name, c->xq[q].qp->qp_num);
+			return rn_fail(c, -EREMOTEIO);
+		}
+		int rc = rn_failover(c, q, "the peer reported its end down", false);
+
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* ---- completions ------------------------------------------------------------------------- */
+
+static int rn_recv_done(struct rn_xcomm *c, const struct ibv_wc *wc, int q)
+{
+	struct rn_recv_region *R = rn_region(c);
+	uint32_t imm = ntohl(wc->imm_data);
+	int slot = (int)(imm & 0xff), part = (int)((imm >> 8) & 0x7f);
+	int nparts = (int)((imm >> 15) & 0x7f) + 1;
+	uint32_t seq = imm >> 22;
+	struct rn_rslot *rs = &c->rs[slot];
+	struct rn_xqp *x = &c->xq[q];
+
+	c->st[x->port].rx_parts++;
+	if (!x->dead && ++x->recv_debt >= RN_XFER_REPOST) {
+		int rc = rn_post_recvs(c, q, x->recv_debt);
+
+		if (rc)
+			return rc;
+		x->recv_debt = 0;
+	}
+	if (!rs->busy || rs->complete || (uint32_t)((rs->id >> 8) & 0x3ff) != seq)
+		return 0; /* a part sent twice across a failover, already counted */
+	if (rs->nparts == 0)
+		rs->nparts = nparts;
+	if (rs->nparts != nparts || part >= nparts)
+		return rn_proto(c, "message %" PRIu64 ": part %d of %d, after parts of %d", rs->id,
+				part, nparts, rs->nparts);
+	if (rs->mask[part / 64] & (1ull << (part % 64)))
+		return 0;
+	rs->mask[part / 64] |= 1ull << (part % 64);
+	if (++rs->got < rs->nparts)
+		return 0;
+	for (int i = 0; i < rs->n; i++) {
+		uint64_t sz = __atomic_load_n(&R->rec[slot][i], __ATOMIC_ACQUIRE);
+
+		if (sz > rs->size[i])
+			return rn_proto(c,
+					"message %" PRIu64 " buffer %d: the peer wrote %" PRIu64
+					" bytes into a %zu-byte receive",
+					rs->id, i, sz, rs->size[i]);
+		rs->recvd[i] = (size_t)sz;
+	}
+	rs->complete = true;
+	if (!rs->req) { /* eager: NCCL is done with it already */
+		rs->busy = false;
+		c->nbusy--;
+	}
+	return 0;
+}
+
+static int rn_chain_done(struct rn_xcomm *c, int q, int type)
+{
+	struct rn_xqp *x = &c->xq[q];
+	struct rn_chain *ch;
+
+	if (x->tail == x->head)
+		return rn_proto(c, "a %s completed on QP %u with nothing outstanding",
+				rn_wr_type_name[type], x->qp->qp_num);
+	ch = &x->ring[x->tail % (uint32_t)rn_ring_cap()];
+	x->tail++;
+	x->inflight -= ch->nwr;
+	if (ch->type == RN_WR_PING)
+		c->pings_out--;
+	if (ch->type == RN_WR_DATA) {
+		struct rn_sgroup *g = &c->sg[ch->slot];
+
+		if (!g->active || g->id != ch->id)
+			return rn_proto(c,
+					"completion of message %" PRIu64 " finds message %" PRIu64,
+					ch->id, g->id);
+		if (--g->pending == 0) {
+			for (int i = 0; i < g->nreqs; i++)
+				if (g->req[i])
+					g->req[i]->done = true;
+			g->active = false;
+			c->nbusy--;
+		}
+	}
+	return 0;
+}
+
+static int rn_flush_done(struct rn_xcomm *c, const struct ibv_wc *wc)
+{
+	uint32_t i = rn_wrid_info(wc->wr_id);
+	struct rn_xreq *r;
+
+	if (i >= (uint32_t)c->npool)
+		return rn_proto(c, "flush completion for request %u", i);
+	r = &c->pool[i];
+	if (--r->pending == 0)
+		r->done = true;
+	c->flush_out--;
+	return 0;
+}
+
+static int rn_handle_wc(struct rn_xcomm *c, int port, const struct ibv_wc *wc)
+{
+	int type = rn_wrid_type(wc->wr_id), q = rn_wrid_qp(wc->wr_id);
+	char why[96];
+
+	c->st[port].cqes++;
+	if (type == RN_WR_FLUSH) {
+		if (wc->status != IBV_WC_SUCCESS) {
+			c->st[port].errors++;
+			return rn_fatal_wc(c, port, wc, NULL);
+		}
+		return rn_flush_done(c, wc);
+	}
+	if (type < RN_WR_DATA || type > RN_WR_RECV || q >= c->nqps)
+		return rn_proto(c, "completion with unknown work request id %#" PRIx64, wc->wr_id);
+	if (wc->status != IBV_WC_SUCCESS) {
+		c->st[port].errors++;
+		if (c->xq[q].dead)
+			return 0; /* its chains moved already */
+		if (rn_link_error(wc->status) && c->nlive > 1) {
+			snprintf(why, sizeof(why), "%s: %s", rn_wr_type_name[type],
+				 rn_verbs()->wc_status_str(wc->status));
+			return rn_failover(c, q, why, true);
+		}
+		return rn_fatal_wc(c, q, wc,
+				   c->nlive > 1 ? NULL
+						: ", and no other QP of the connection is left");
+	}
+	if (type == RN_WR_RECV)
+		return rn_recv_done(c, wc, q);
+	if (c->xq[q].dead)
+		return 0; /* a late success of a QP whose chains moved */
+	return rn_chain_done(c, q, type);
+}
+
+static void rn_keepalive(struct rn_xcomm *c)
+{
+	uint64_t now;
+
+	if (!c->p.keepalive_ms || (++c->idle & RN_XFER_IDLE_CHECK))
+		return;
+	if (!c->nbusy && !c->starved) {
+		c->idle_since_ns = 0;
+		return;
+	}
+	now = rn_now_ns();
+	if (!c->idle_since_ns) {
+		c->idle_since_ns = now;
+		return;
+	}
+	if (c->pings_out || now - c->idle_since_ns < (uint64_t)c->p.keepalive_ms * 1000000ull)
+		return;
+	c->idle_since_ns = now;
+	for (int q = 0; q < c->nqps; q++)
+		if (!c->xq[q].dead)
+			rn_post_ctl(c, q, RN_WR_PING);
+}
+
+static int rn_progress(struct rn_xcomm *c)
+{
+	struct ibv_wc wc[RN_XFER_POLL];
+	bool any = false;
+	int rc;
+
+	for (int p = 0; p < c->nports && !c->failed; p++) {
+		int n = rn_verbs()->poll_cq(c->set->port[p].cq, RN_XFER_POLL, wc);
+
+		if (n < 0) {
+			RN_WARN("%s: polling the completion queue of %s port %d failed: %s",
+				c->p.name, c->set->port[p].dev.name, c->set->port[p].dev.port,
+				strerror(-n));
+			return rn_fail(c, -EREMOTEIO);
+		}
+		for (int i = 0; i < n && !c->failed; i++)
+			rn_handle_wc(c, p, &wc[i]);
+		if (n > 0)
+			any = true;
+	}
+	if (!c->failed)
+		rn_check_ctl(c);
+	if (c->failed)
+		return c->failed;
+	if (any) {
+		c->idle = 0;
+		c->idle_since_ns = 0;
+	} else {
+		rn_keepalive(c);
+	}
+	if (c->role == RN_CONN_SEND && c->post_next < c->head) {
+		rc = rn_post_ready(c);
+		if (rc < 0)
+			return rc;
+	}
+	return c->failed;
+}
+
+/* ---- comms ------------------------------------------------------------------------------- */
+
+bool rn_xfer_valid(const void *p, int role)
+{
+	const struct rn_xcomm *c = p;
+
+	return c && c->magic == RN_XCOMM_MAGIC && (role < 0 || c->role == role);
+}
+
+int rn_xfer_create(struct rn_conn *conn, const struct rn_xfer_params *p, struct rn_xcomm **out)
+{
+	size_t need = conn->role == RN_CONN_SEND ? sizeof(struct rn_send_region)
+						 : sizeof(struct rn_recv_region);
+	struct rn_xcomm *c;
+	int rc = -ENOMEM;
+
+	if (!conn->region || conn->region_bytes < need) {
+		RN_WARN("%s: connection without a data region", p->name);
+		rn_conn_close(conn);
+		return -EINVAL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		goto err;
+	c->conn = conn;
+	c->set = conn->set;
+	c->p = *p;
+	c->role = conn->role;
+	c->nports = conn->set->nports;
+	c->nqps = conn->set->nqps;
+	c->nlive = c->nqps;
+	c->npool = c->role == RN_CONN_SEND ? RN_XFER_SLOTS * RN_XFER_MAX_RECVS
+					   : RN_XFER_SLOTS + RN_XFER_MAX_FLUSH;
+	c->pool = calloc((size_t)c->npool, sizeof(*c->pool));
+	if (c->role == RN_CONN_SEND)
+		c->sg = calloc(RN_XFER_SLOTS, sizeof(*c->sg));
+	else
+		c->rs = calloc(RN_XFER_SLOTS, sizeof(*c->rs));
+	if (!c->pool || (!c->sg && !c->rs))
+		goto err;
+	for (int i = c->npool - 1; i >= 0; i--) {
+		c->pool[i].c = c;
+		c->pool[i].next = c->free_reqs;
+		c->free_reqs = &c->pool[i];
+	}
+	for (int q = 0; q < c->nqps; q++) {
+		struct rn_xqp *x = &c->xq[q];
+
+		x->qp = conn->set->qp[q].qp;
+		x->port = conn->set->qp[q].port;
+		x->rport = conn->set->qp[q].remote_port;
+		x->ring = calloc((size_t)rn_ring_cap(), sizeof(*x->ring));
+		if (!x->ring)
+			goto err;
+		if (c->role == RN_CONN_RECV) {
+			rc = rn_post_recvs(c, q, RN_XFER_RECV_WR);
+			if (rc)
+				goto err;
+		}
+	}
+	c->magic = RN_XCOMM_MAGIC;
+	*out = c;
+	return 0;
+err:
+	if (rc == -ENOMEM)
+		RN_WARN("%s: out of memory for a comm", p->name);
+	if (c) {
+		for (int q = 0; q < c->nqps; q++)
+			free(c->xq[q].ring);
+		free(c->pool);
+		free(c->sg);
+		free(c->rs);
+		free(c);
+	}
+	rn_conn_close(conn);
+	return rc == -ENOMEM ? rc : -EREMOTEIO;
+}
+
+void rn_xfer_close(struct rn_xcomm *c)
+{
+	if (!c)
+		return;
+	rn_stats_add_comm(c);
+	c->magic = 0;
+	for (int i = 0; i < c->npool; i++)
+		c->pool[i].magic = 0;
+	rn_conn_close(c->conn);
+	for (int q = 0; q < c->nqps; q++)
+		free(c->xq[q].ring);
+	free(c->pool);
+	free(c->sg);
+	free(c->rs);
+	free(c);
+}
+
+void rn_xfer_info(const struct rn_xcomm *c, int *role, int *nports, int *nqps, const char **name)
+{
+	*role = c->role;
+	*nports = c->nports;
+	*nqps = c->nqps;
+	*name = c->p.name;
+}
+
+void rn_xfer_port_stats(const struct rn_xcomm *c, int p, struct rn_xfer_port_stats *out,
+			const char **dev, int *port)
+{
+	*out = c->st[p];
+	*dev = c->set->port[p].dev.name;
+	*port = c->set->port[p].dev.port;
+}
+
+/* ---- registration ------------------------------------------------------------------------ */
+
+bool rn_xfer_mh_valid(const void *p)
+{
+	const struct rn_mh *mh = p;
+
+	return mh && mh->magic == RN_MH_MAGIC;
+}
+
+int rn_xfer_reg(struct rn_xcomm *c, void *data, size_t size, int type, int fd, uint64_t offset,
+		struct rn_mh **out)
+{
+	struct rn_mh *mh = calloc(1, sizeof(*mh));
+	int rc = 0, p;
+
+	if (!mh) {
+		RN_WARN("regMr: out of memory");
+		return -ENOMEM;
+	}
+	mh->type = type;
+	mh->addr = (uintptr_t)data;
+	mh->size = size;
+	for (p = 0; p < c->nports; p++) {
+		const struct rn_qp_port *d = &c->set->port[p].dev;
+
+		rc = rn_mr_get(d->ctx, d->name, data, size, fd, offset, &mh->ent[p], &mh->key[p]);
+		if (rc)
+			break;
+		mh->ctx[p] = d->ctx;
+		mh->nports = p + 1;
+	}
+	if (rc) {
+		for (int i = 0; i < mh->nports; i++)
+			rn_mr_put(mh->ent[i]);
+		free(mh);
+		return rc;
+	}
+	mh->magic = RN_MH_MAGIC;
+	*out = mh;
+	return 0;
+}
+
+int rn_xfer_dereg(struct rn_xcomm *c, struct rn_mh *mh)
+{
+	(void)c;
+	mh->magic = 0;
+	for (int i = 0; i < mh->nports; i++)
+		rn_mr_put(mh->ent[i]);
+	free(mh);
+	return 0;
+}
+
+/* mh was registered for c's devices and covers [data, data + size). */
+static int rn_mh_check(const struct rn_xcomm *c, const char *fn, const struct rn_mh *mh,
+		       const void *data, size_t size)
+{
+	uintptr_t a = (uintptr_t)data;
+
+	if (!size)
+		return 0;
+	if (!mh || mh->magic != RN_MH_MAGIC) {
+		RN_WARN("%s: mhandle %p is not a live railnet registration", fn, (const void *)mh);
+		return -EBADF;
+	}
+	if (mh->nports != c->nports) {
+		RN_WARN("%s: mhandle %p was registered on %d device(s), this comm uses %d", fn,
+			(const void *)mh, mh->nports, c->nports);
+		return -EINVAL;
+	}
+	for (int p = 0; p < c->nports; p++)
+		if (mh->ctx[p] != c->set->port[p].dev.ctx) {
+			RN_WARN("%s: mhandle %p was registered on other devices than this comm's "
+				"(%s)",
+				fn, (const void *)mh, c->p.name);
+			return -EINVAL;
+		}
+	if (a < mh->addr || a - mh->addr > mh->size || size > mh->size - (a - mh->addr)) {
+		RN_WARN("%s: buffer %p + %zu lies outside its registration %p + %zu", fn, data,
+			size, (void *)mh->addr, mh->size);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- the calls --------------------------------------------------------------------------- */
+
+int rn_xfer_isend(struct rn_xcomm *c, void *data, size_t size, int tag, struct rn_mh *mh,
+		  struct rn_xreq **req)
+{
+	struct rn_send_region *R = rn_region(c);
+	int slot = (int)(c->head % RN_XFER_SLOTS), i, rc;
+	struct rn_sgroup *g = &c->sg[slot];
+	uint64_t want = c->head + 1;
+	struct rn_xreq *r;
+	size_t sz;
+
+	*req = NULL;
+	if (c->failed)
+		return c->failed;
+	rc = rn_mh_check(c, "isend", mh, data, size);
+	if (rc)
+		return rc;
+	rc = rn_progress(c);
+	if (rc)
+		return rc;
+	if (!g->active || g->id != c->head) {
+		const volatile struct rn_cts *e0 = &R->fifo[slot][0];
+		uint32_t nreqs;
+
+		if (g->active) { /* the slot's previous message is still being sent */
+			c->starved = true;
+			return 0;
+		}
+		if (__atomic_load_n(&e0->idx, __ATOMIC_ACQUIRE) != want) {
+			c->starved = true;
+			return 0;
+		}
+		nreqs = e0->nreqs;
+		if (nreqs < 1 || nreqs > RN_XFER_MAX_RECVS)
+			return rn_proto(c,
+					"clear-to-send for message %" PRIu64 " announces %u "
+					"receives; railnet allows 1..%d",
+					c->head, nreqs, RN_XFER_MAX_RECVS);
+		for (i = 1; i < (int)nreqs; i++)
+			if (__atomic_load_n(&R->fifo[slot][i].idx, __ATOMIC_ACQUIRE) != want) {
+				c->starved = true;
+				return 0;
+			}
+		memcpy(g->cts, (const void *)R->fifo[slot], nreqs * sizeof(struct rn_cts));
+		memset(g->req, 0, sizeof(g->req));
+		g->id = c->head;
+		g->nreqs = (int)nreqs;
+		g->arrived = 0;
+		g->posted = false;
+		g->active = true;
+		c->nbusy++;
+	}
+	c->starved = false;
+	for (i = 0; i < g->nreqs; i++)
+		if (!g->req[i] && g->cts[i].tag == tag)
+			break;
+	if (i == g->nreqs)
+		return rn_proto(c,
+				"isend with tag %d: the receiver's posted receive %" PRIu64
+				" (%d buffer(s)) has no free buffer with that tag",
+				tag, g->id, g->nreqs);
+	r = rn_req_get(c, RN_REQ_SEND);
+	if (!r)
+		return 0;
+	sz = size > g->cts[i].size ? (size_t)g->cts[i].size : size;
+	r->slot = slot;
+	r->size = sz;
+	g->req[i] = r;
+	g->data[i] = (uintptr_t)data;
+	g->size[i] = sz;
+	g->mh[i] = mh;
+	((struct rn_send_region *)R)->rec_out[slot][i] = sz;
+	if (++g->arrived == g->nreqs) {
+		c->head++;
+		rc = rn_post_ready(c);
+		if (rc < 0)
+			return rc;
+	}
+	*req = r;
+	return 0;
+}
+
+int rn_xfer_irecv(struct rn_xcomm *c, int n, void **data, const size_t *sizes, const int *tags,
+		  struct rn_mh **mh, bool eager, struct rn_xreq **req)
+{
+	struct rn_recv_region *R = rn_region(c);
+	int slot = (int)(c->head % RN_XFER_SLOTS), rc;
+	struct rn_rslot *rs = &c->rs[slot];
+	struct rn_xreq *r;
+
+	*req = NULL;
+	if (c->failed)
+		return c->failed;
+	for (int i = 0; i < n; i++) {
+		rc = rn_mh_check(c, "irecv", mh[i], data[i], sizes[i]);
+		if (rc)
+			return rc;
+	}
+	rc = rn_progress(c);
+	if (rc)
+		return rc;
+	if (rs->busy)
+		return 0;
+	r = rn_req_get(c, RN_REQ_RECV);
+	if (!r)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		struct rn_cts *e = &R->cts_out[slot][i];
+
+		e->addr = (uintptr_t)data[i];
+		e->size = sizes[i];
+		for (int p = 0; p < RN_QP_MAX_PORTS; p++)
+			e->rkey[p] = p < c->nports && sizes[i] ? mh[i]->key[p].rkey : 0;
+		e->nreqs = (uint32_t)n;
+		e->tag = tags[i];
+		e->idx = c->head + 1;
+		rs->size[i] = sizes[i];
+		R->rec[slot][i] = 0;
+	}
+	rs->busy = true;
+	rs->complete = false;
+	rs->id = c->head;
+	rs->n = n;
+	rs->nparts = 0;
+	rs->got = 0;
+	memset(rs->mask, 0, sizeof(rs->mask));
+	rs->req = eager ? NULL : r;
+	r->slot = slot;
+	r->eager = eager;
+	r->size = sizes[0];
+	c->nbusy++;
+	rc = rn_post_cts(c, slot, c->head, n);
+	if (rc) {
+		rn_req_put(c, r);
+		return rc;
+	}
+	c->head++;
+	*req = r;
+	return 0;
+}
+
+int rn_xfer_iflush(struct rn_xcomm *c, int n, void **data, const int *sizes, struct rn_mh **mh,
+		   struct rn_xreq **req)
+{
+	int last = -1, rc;
+	struct rn_xreq *r;
+
+	*req = NULL;
+	if (c->failed)
+		return c->failed;
+	if (!c->set->port[0].flush || c->p.flush == RN_FLUSH_OFF)
+		return 0;
+	for (int i = 0; i < n; i++)
+		if (sizes[i] > 0)
+			last = i;
+	if (last < 0)
+		return 0;
+	rc = rn_mh_check(c, "iflush", mh[last], data[last], 1);
+	if (rc)
+		return rc;
+	if (c->p.flush == RN_FLUSH_AUTO && mh[last]->type != RN_PTR_CUDA)
+		return 0;
+	while (c->flush_out + c->nports > RN_XFER_MAX_FLUSH * c->nports / 2 || !c->free_reqs) {
+		rc = rn_progress(c); /* flush reads complete in microseconds */
+		if (rc)
+			return rc;
+	}
+	r = rn_req_get(c, RN_REQ_FLUSH);
+	r->pending = c->nports;
+	for (int p = 0; p < c->nports; p++) {
+		struct rn_recv_region *R = rn_region(c);
+		struct ibv_sge sge = { .addr = (uintptr_t)R->sink,
+				       .length = 1,
+				       .lkey = rn_lkey(c, p) };
+		struct ibv_send_wr wr, *bad = NULL;
+
+		memset(&wr, 0, sizeof(wr));
+		wr.wr_id = rn_wrid(RN_WR_FLUSH, p, (uint32_t)(r - c->pool));
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_RDMA_READ;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.wr.rdma.remote_addr = (uintptr_t)data[last];
+		wr.wr.rdma.rkey = mh[last]->key[p].rkey;
+		rc = rn_verbs()->post_send(c->set->port[p].flush, &wr, &bad);
+		if (rc) {
+			RN_WARN("%s: posting the flush read on %s port %d failed: %s", c->p.name,
+				c->set->port[p].dev.name, c->set->port[p].dev.port, strerror(-rc));
+			return rn_fail(c, -EREMOTEIO);
+		}
+		c->flush_out++;
+	}
+	*req = r;
+	return 0;
+}
+
+int rn_xfer_test(struct rn_xreq *r, int *done, int *sizes)
+{
+	struct rn_xcomm *c = r->c;
+	int rc;
+
+	*done = 0;
+	if (c->failed)
+		return c->failed;
+	if (r->type == RN_REQ_RECV && r->eager) {
+		if (sizes)
+			sizes[0] = r->size > INT32_MAX ? INT32_MAX : (int)r->size;
+		*done = 1;
+		rn_req_put(c, r);
+		return 0;
+	}
+	if (r->type == RN_REQ_RECV ? !c->rs[r->slot].complete : !r->done) {
+		rc = rn_progress(c);
+		if (rc)
+			return rc;
+	}
+	if (r->type == RN_REQ_RECV) {
+		struct rn_rslot *rs = &c->rs[r->slot];
+
+		if (!rs->complete)
+			return 0;
+		if (sizes)
+			for (int i = 0; i < rs->n; i++)
+				sizes[i] = rs->recvd[i] > INT32_MAX ? INT32_MAX : (int)rs->recvd[i];
+		rs->busy = false;
+		rs->req = NULL;
+		c->nbusy--;
+	} else {
+		if (!r->done)
+			return 0;
+		if (sizes && r->type == RN_REQ_SEND)
+			sizes[0] = r->size > INT32_MAX ? INT32_MAX : (int)r->size;
+	}
+	*done = 1;
+	rn_req_put(c, r);
+	return 0;
+}
