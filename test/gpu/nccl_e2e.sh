@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# NCCL end to end through railnet (issue 5, item 9), for a machine with >= 2 GPUs, as root,
+# never in CI. Brings up test/fixtures/small.spec with softverbs-fabric (real network
+# namespaces; each pod has one dual-port NIC, 2 PFs) and, inside pod0, runs railnet-bench
+# --nccl with both GPUs in one process (-g 2) for all-reduce, all-gather, reduce-scatter and
+# send/recv from 8 B to 1 GiB, every byte through the plugin (NCCL_NET=railnet,
+# NCCL_P2P_DISABLE=1, NCCL_SHM_DISABLE=1). Passes when every run exits 0 with #wrong 0 and
+# "Out of bounds values : 0 OK", and NCCL_DEBUG=INFO shows every channel going through
+# railnet's virtual device and none through another transport.
+# Usage: test/gpu/nccl_e2e.sh [BUILD] [OUTDIR]
+#   BUILD holds libnccl-net-railnet.so, bin/{railnet-bench,softverbs-fabric},
+#   softverbs/libibverbs.so.1 (test/gpu/stage.sh fills out/gpu with them).
+#   COLLS="all_reduce all_gather reduce_scatter sendrecv"  MAXBYTES=1G  STEP=4  ITERS=5
+# Exit: 0 pass, 1 fail, 77 cannot run here.
+set -uo pipefail
+BUILD=$(cd "${1:-out/gpu}" && pwd)
+OUT=${2:-${OUT:-/tmp/railnet-e2e}}
+SPEC=${SPEC:-test/fixtures/small.spec}
+COLLS=${COLLS:-all_reduce all_gather reduce_scatter sendrecv}
+MAXBYTES=${MAXBYTES:-1G}
+STEP=${STEP:-4}
+ITERS=${ITERS:-5}
+mkdir -p "$OUT"
+fab=$OUT/fabric
+skip() { echo "nccl_e2e: $*; skipped" >&2; exit 77; }
+command -v nvidia-smi >/dev/null || skip "no nvidia-smi"
+[ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" -ge 2 ] || skip "needs 2 GPUs"
+command -v ip >/dev/null || skip "needs iproute2 (ip) for the pods' network namespaces"
+for f in libnccl-net-railnet.so bin/railnet-bench bin/softverbs-fabric softverbs/libibverbs.so.1; do
+	[ -e "$BUILD/$f" ] || skip "$BUILD/$f is missing"
+done
+
+"$BUILD/bin/softverbs-fabric" down "$fab" >/dev/null 2>&1
+rm -rf "$fab"
+"$BUILD/bin/softverbs-fabric" build "$SPEC" "$fab" >/dev/null || exit 1
+"$BUILD/bin/softverbs-fabric" up "$fab" >"$OUT/up.log" 2>&1 || skip "fabric up failed: $(tail -1 "$OUT/up.log")"
+trap '"$BUILD/bin/softverbs-fabric" down "$fab" >/dev/null 2>&1' EXIT
+
+fail=0
+for coll in $COLLS; do
+	log=$OUT/$coll.log
+	"$BUILD/bin/softverbs-fabric" exec "$fab" node0 pod0 -- env \
+		LD_LIBRARY_PATH="$BUILD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+		RAILNET_IBVERBS_LIB="$BUILD/softverbs/libibverbs.so.1" SOFTVERBS_RATE=off \
+		NCCL_NET_PLUGIN=railnet NCCL_NET=railnet NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 \
+		NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,GRAPH \
+		RAILNET_STATS="$OUT/$coll.stats.json" OMPI_ALLOW_RUN_AS_ROOT=1 \
+		OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+		timeout 900 "$BUILD/bin/railnet-bench" --nccl --coll "$coll" -g 2 -b 8 \
+		-e "$MAXBYTES" -f "$STEP" -n "$ITERS" -w 2 -c 1 >"$log" 2>&1
+	rc=$?
+	wrong=$(awk '/^ *[0-9]+ +[0-9]+ /{ if ($9 != 0 || $NF != 0) bad++ } END { print bad + 0 }' "$log")
+	chans=$(grep -cE 'via NET/railnet/[0-9]+' "$log")
+	other=$(grep -cE 'via (NET/(IB|Socket)|P2P|SHM)' "$log")
+	oob=$(grep -c 'Out of bounds values : 0 OK' "$log")
+	echo "== $coll: exit $rc, rows with #wrong != 0: $wrong, channels via railnet: $chans, via others: $other"
+	grep -E '^ *[0-9]+ +[0-9]+ |Avg bus bandwidth|Out of bounds' "$log" | tail -40
+	if [ "$rc" != 0 ] || [ "$wrong" != 0 ] || [ "$chans" = 0 ] || [ "$other" != 0 ] || [ "$oob" = 0 ]; then
+		fail=1
+		grep -E 'WARN|rror' "$log" | head -20
+	fi
+done
+grep -hE 'NET/Plugin|Using network|railnet : (virtual|stats)|via NET/railnet' "$OUT"/*.log | sed -E 's/^[^ ]+ //' | sort | uniq -c | sort -rn | head -20
+exit $fail
