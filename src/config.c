@@ -168,8 +168,6 @@ static const char *const rn_family_words[] = {
 };
 
 #define RN_PENDING_DATA "the data path"
-#define RN_PENDING_GDR "GPUDirect RDMA support"
-#define RN_PENDING_TOPO "topology detection"
 
 const struct rn_config_var rn_config_table[] = {
 	/* railnet's own */

@@ -24,7 +24,9 @@
 #include "railnet/log.h"
 #include "railnet/mr.h"
 #include "railnet/net.h"
+#include "railnet/cuda.h"
 #include "railnet/stats.h"
+#include "railnet/topo.h"
 #include "railnet/vdev.h"
 #include "railnet/verbs.h"
 #include "railnet/xfer.h"
@@ -60,6 +62,13 @@ static struct {
 	int nopen;
 	struct rn_oob_if oob_if; /* the bootstrap interface, found at the first listen */
 	bool oob_found;
+	struct rn_topo *topo; /* PCIe topology (topo.h); NULL when there is no device */
+	struct rn_gdr gdr;    /* GPUDirect RDMA on this machine, probed at the first init */
+	struct rn_ptr_cache {
+		int ptr; /* RN_PTR_*; 0: not computed yet */
+		char why[256];
+	} * ptr; /* per num.nics[] entry */
+	int nptr;
 } rn_net = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 };
@@ -67,6 +76,7 @@ static struct {
 #define RN_NET_MAX_NICS 1024 /* base devices plus virtual ones */
 
 static void rn_dev_close_all(void);
+static int rn_dev_ctx(const char *name, struct ibv_context **out);
 
 /* ---- small helpers ---------------------------------------------------------------------- */
 
@@ -203,6 +213,87 @@ static int rn_build_devices(const struct rn_config *cfg)
 	return 0;
 }
 
+/* ---- topology and GPUDirect RDMA --------------------------------------------------------- */
+
+/*
+ * Under rn_net.lock, at the first init and only when there is a port: the PCIe topology
+ * (RAILNET_TOPO_XML or hwloc's view of this machine), the GPUs this process may use (the
+ * container runtime's NVIDIA_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES, read as they are:
+ * they are not railnet's configuration) and the GDR probe on the first device.
+ */
+static int rn_topo_start(const struct rn_config *cfg)
+{
+	struct ibv_context *ctx = NULL;
+	int rc;
+
+	memset(&rn_net.gdr, 0, sizeof(rn_net.gdr));
+	if (!rn_net.disc || rn_net.disc->nports == 0)
+		return 0;
+	rc = rn_topo_load(cfg->topo_xml, &rn_net.topo);
+	if (rc)
+		return rc;
+	rn_topo_set_visible(rn_net.topo, getenv("NVIDIA_VISIBLE_DEVICES"),
+			    getenv("CUDA_VISIBLE_DEVICES"));
+	if (rn_dev_ctx(rn_net.disc->ports[0].name, &ctx))
+		ctx = NULL; /* the probe then only reads sysfs */
+	rn_gdr_probe(cfg->sysfs_root, ctx, &rn_net.gdr);
+	rn_topo_log(rn_net.topo, &rn_net.gdr);
+	return 0;
+}
+
+static void rn_topo_stop(void)
+{
+	rn_topo_destroy(rn_net.topo);
+	rn_net.topo = NULL;
+	rn_cuda_unload();
+	free(rn_net.ptr);
+	rn_net.ptr = NULL;
+	rn_net.nptr = 0;
+}
+
+/* The PCI paths of a device's member ports (NULL entries where unknown). */
+static int rn_nic_paths(const struct rn_nic *nic, const char **paths)
+{
+	for (int i = 0; i < nic->nports; i++)
+		paths[i] = rn_net.disc->ports[nic->ports[i]].pci_path;
+	return nic->nports;
+}
+
+/*
+ * Under rn_net.lock: RN_PTR_* of nics[nic], computed once (GPUDirect RDMA only when it works
+ * and a usable GPU shares the device's PCIe root) and explained in one INFO line.
+ */
+static int rn_nic_ptr_support(int nic)
+{
+	const char *paths[RN_MAX_VDEV_CHILDREN];
+	struct rn_ptr_cache *pc;
+	int n;
+
+	if (nic >= rn_net.nptr) {
+		int cap = rn_net.num.nnics > nic ? rn_net.num.nnics : nic + 1;
+		struct rn_ptr_cache *p = realloc(rn_net.ptr, (size_t)cap * sizeof(*p));
+
+		if (!p)
+			return RN_PTR_HOST; /* host memory needs nothing to be decided */
+		memset(p + rn_net.nptr, 0, (size_t)(cap - rn_net.nptr) * sizeof(*p));
+		rn_net.ptr = p;
+		rn_net.nptr = cap;
+	}
+	pc = &rn_net.ptr[nic];
+	if (pc->ptr)
+		return pc->ptr;
+	if (!rn_net.topo) {
+		pc->ptr = RN_PTR_HOST;
+		return pc->ptr;
+	}
+	n = rn_nic_paths(&rn_net.num.nics[nic], paths);
+	pc->ptr = rn_topo_ptr_support(rn_net.topo, &rn_net.gdr, paths, n, pc->why, sizeof(pc->why));
+	RN_INFO(RN_SUB_INIT | RN_SUB_NET, "%s: %s%s%s: %s", rn_net.num.nics[nic].name, "host",
+		pc->ptr & RN_PTR_CUDA ? " + CUDA" : "", pc->ptr & RN_PTR_DMABUF ? " + DMA-BUF" : "",
+		pc->why);
+	return pc->ptr;
+}
+
 /* ---- init / finalize -------------------------------------------------------------------- */
 
 /* First init, under rn_net.lock: configuration, libibverbs, devices. */
@@ -227,6 +318,9 @@ static int rn_net_start(void)
 	rc = rn_build_devices(cfg);
 	if (rc)
 		goto err_free_devices;
+	rc = rn_topo_start(cfg);
+	if (rc)
+		goto err_free_devices;
 	return 0;
 
 err_free_devices:
@@ -241,6 +335,7 @@ err_release_config:
 static void rn_net_stop(void)
 {
 	rn_stats_flush(rn_config()->stats_path);
+	rn_topo_stop();
 	rn_dev_close_all();
 	rn_net.oob_found = false;
 	rn_free_devices();
@@ -370,8 +465,8 @@ int rn_net_get_properties_in(enum rn_net_view view, int dev, struct rn_props *pr
 	props->name = d->name;
 	props->pci_path = d->pci_path;
 	props->guid = d->guid;
-	props->ptr_support = RN_PTR_HOST; /* CUDA/DMABUF: the GPUDirect issue */
-	props->reg_is_global = 1;	  /* mr.h: cached per device, outlives its comm */
+	props->ptr_support = rn_nic_ptr_support(rn_net.num.view[view].nic[dev]);
+	props->reg_is_global = 1; /* mr.h: cached per device, outlives its comm */
 	props->force_flush = 0;
 	props->speed = d->speed;
 	props->port = d->port;
@@ -639,7 +734,8 @@ static int rn_conn_setup(const char *fn, enum rn_net_view view, int dev, int tra
 	xp->split = cfg->ib_split_data_on_qps;
 	xp->keepalive_ms = cfg->keepalive_ms;
 	xp->flush = cfg->flush;
-	xp->gdr = false; /* GPUDirect RDMA: not offered yet (ptrSupport is HOST) */
+	xp->gdr = rn_nic_ptr_support(rn_net.num.view[view].nic[dev]) & RN_PTR_CUDA;
+	xp->nic = rn_net.num.view[view].nic[dev];
 	cp->flush = role == RN_CONN_RECV &&
 		    (xp->flush == RN_FLUSH_ALWAYS || (xp->flush == RN_FLUSH_AUTO && xp->gdr));
 	cp->max_send_wr = RN_XFER_SEND_WR;
@@ -788,6 +884,24 @@ static int rn_check_mr_args(const char *fn, void *comm, void *data, size_t size,
 	return 0;
 }
 
+/* RAILNET_GDR_POLICY for a CUDA buffer on comm's device (topo.h). 0 or -EPERM. */
+static int rn_gdr_policy(void *comm, const void *data)
+{
+	const char *paths[RN_MAX_VDEV_CHILDREN];
+	const struct rn_nic *nic;
+	int rc = 0, n;
+
+	pthread_mutex_lock(&rn_net.lock);
+	if (rn_net.topo && rn_net.refs) {
+		nic = &rn_net.num.nics[rn_xfer_params_of(comm)->nic];
+		n = rn_nic_paths(nic, paths);
+		rc = rn_gdr_check_reg(rn_net.topo, rn_config()->gdr_policy, data, nic->name, paths,
+				      n);
+	}
+	pthread_mutex_unlock(&rn_net.lock);
+	return rc;
+}
+
 int rn_net_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle)
 {
 	int rc = rn_check_mr_args("regMr", comm, data, size, type, mhandle);
@@ -796,6 +910,8 @@ int rn_net_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle)
 		return rc;
 	if (!rn_xfer_valid(comm, -1))
 		return rn_unknown("regMr", "comm", comm);
+	if (type == RN_PTR_CUDA && (rc = rn_gdr_policy(comm, data)))
+		return rc;
 	return rn_xfer_reg(comm, data, size, type, -1, 0, (struct rn_mh **)mhandle);
 }
 
@@ -812,6 +928,8 @@ int rn_net_reg_mr_dmabuf(void *comm, void *data, size_t size, int type, uint64_t
 	}
 	if (!rn_xfer_valid(comm, -1))
 		return rn_unknown("regMrDmaBuf", "comm", comm);
+	if (type == RN_PTR_CUDA && (rc = rn_gdr_policy(comm, data)))
+		return rc;
 	return rn_xfer_reg(comm, data, size, type, fd, offset, (struct rn_mh **)mhandle);
 }
 

@@ -52,6 +52,8 @@ _Static_assert(sizeof(struct rn_net_attr) == sizeof(ncclNetAttr_v12_t), "net att
  *                                                            not give out, a call before init
  *   -RN_ECONFIG (-EDOM)                 ncclInvalidUsage     a bad environment value
  *   -RN_EDISABLED (-ECANCELED)          ncclInvalidUsage     NCCL_IB_DISABLE set by the user
+ *   -EPERM                              ncclInvalidUsage     RAILNET_GDR_POLICY=strict refused
+ *                                                            a GPU buffer on another PCIe root
  *   -ECONNRESET, -ECONNREFUSED,         ncclRemoteError      the peer or the network failed
  *   -ECONNABORTED, -EPIPE, -EPROTO,
  *   -ETIMEDOUT, -EREMOTEIO, -EHOSTUNREACH
@@ -75,6 +77,7 @@ static ncclResult_t rn_nccl_result(int rc)
 		return ncclInternalError;
 	case RN_ECONFIG:
 	case RN_EDISABLED:
+	case EPERM: /* RAILNET_GDR_POLICY=strict refused a GPU buffer on another root */
 		return ncclInvalidUsage;
 	case ECONNRESET:
 	case ECONNREFUSED:

@@ -69,11 +69,25 @@ static inline uint32_t rn_wrid_info(uint64_t id)
 	return (uint32_t)id;
 }
 
-/* imm: slot 0-7, part 8-14, parts - 1 15-21, (id >> 8) & 0x3ff 22-31 */
+/*
+ * Immediates. Parts: bit 31 clear, slot 0-7, part 8-14, parts - 1 15-21, (id >> 8) & 0x1ff
+ * 22-30; the sizes travel in the record written before part 0. Small messages (one buffer,
+ * one part, under RN_IMM_SMALL_MAX bytes): bit 31 set, slot 0-7, (id >> 8) & 3 8-9, size
+ * 10-30, and no record write: one work request per message, as NCCL's IB transport does.
+ */
+#define RN_IMM_SMALL (1u << 31)
+#define RN_IMM_SMALL_MAX (1u << 21)
+
 static inline uint32_t rn_imm(uint64_t id, int part, int nparts)
 {
 	return (uint32_t)(id & 0xff) | (uint32_t)part << 8 | (uint32_t)(nparts - 1) << 15 |
-	       (uint32_t)((id >> 8) & 0x3ff) << 22;
+	       (uint32_t)((id >> 8) & 0x1ff) << 22;
+}
+
+static inline uint32_t rn_imm_small(uint64_t id, size_t size)
+{
+	return RN_IMM_SMALL | (uint32_t)(id & 0xff) | (uint32_t)((id >> 8) & 3) << 8 |
+	       (uint32_t)size << 10;
 }
 
 struct rn_chain {
@@ -107,6 +121,11 @@ struct rn_sgroup {
 	size_t size[RN_XFER_MAX_RECVS];
 	struct rn_mh *mh[RN_XFER_MAX_RECVS];
 };
+
+static inline bool rn_group_small(const struct rn_sgroup *g)
+{
+	return g->nreqs == 1 && g->nparts == 1 && g->size[0] < RN_IMM_SMALL_MAX;
+}
 
 struct rn_rslot {
 	bool busy, complete;
@@ -318,7 +337,7 @@ static void rn_part_range(size_t size, int k, int nparts, size_t *off, size_t *l
 
 static int rn_part_nwr(const struct rn_sgroup *g, int k, int nparts)
 {
-	int nwr = k == 0 ? 1 : 0;
+	int nwr = k == 0 && !(g->nreqs == 1 && nparts == 1 && g->size[0] < RN_IMM_SMALL_MAX);
 	bool data = false;
 
 	for (int i = 0; i < g->nreqs; i++) {
@@ -353,7 +372,7 @@ static int rn_post_part(struct rn_xcomm *c, struct rn_sgroup *g, int k, int npar
 	bool data = false;
 
 	memset(wr, 0, sizeof(wr));
-	if (k == 0) {
+	if (k == 0 && !rn_group_small(g)) {
 		sge[n] = (struct ibv_sge){ .addr = (uintptr_t)R->rec_out[slot],
 					   .length = (uint32_t)(g->nreqs * sizeof(uint64_t)),
 					   .lkey = rn_lkey(c, x->port) };
@@ -400,7 +419,8 @@ static int rn_post_part(struct rn_xcomm *c, struct rn_sgroup *g, int k, int npar
 		n++;
 	}
 	wr[n - 1].opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-	wr[n - 1].imm_data = htonl(rn_imm(g->id, k, nparts));
+	wr[n - 1].imm_data = htonl(rn_group_small(g) ? rn_imm_small(g->id, g->size[0])
+						     : rn_imm(g->id, k, nparts));
 	wr[n - 1].send_flags = IBV_SEND_SIGNALED;
 	for (int i = 0; i < n; i++) {
 		wr[i].wr_id = wrid;
@@ -661,9 +681,10 @@ static int rn_recv_done(struct rn_xcomm *c, const struct ibv_wc *wc, int q)
 {
 	struct rn_recv_region *R = rn_region(c);
 	uint32_t imm = ntohl(wc->imm_data);
-	int slot = (int)(imm & 0xff), part = (int)((imm >> 8) & 0x7f);
-	int nparts = (int)((imm >> 15) & 0x7f) + 1;
-	uint32_t seq = imm >> 22;
+	bool small = imm & RN_IMM_SMALL;
+	int slot = (int)(imm & 0xff), part = small ? 0 : (int)((imm >> 8) & 0x7f);
+	int nparts = small ? 1 : (int)((imm >> 15) & 0x7f) + 1;
+	uint32_t seq = small ? (imm >> 8) & 3 : (imm >> 22) & 0x1ff;
 	struct rn_rslot *rs = &c->rs[slot];
 	struct rn_xqp *x = &c->xq[q];
 
@@ -675,8 +696,23 @@ static int rn_recv_done(struct rn_xcomm *c, const struct ibv_wc *wc, int q)
 			return rc;
 		x->recv_debt = 0;
 	}
-	if (!rs->busy || rs->complete || (uint32_t)((rs->id >> 8) & 0x3ff) != seq)
+	if (!rs->busy || rs->complete || (uint32_t)((rs->id >> 8) & (small ? 3 : 0x1ff)) != seq)
 		return 0; /* a part sent twice across a failover, already counted */
+	if (small) {
+		size_t sz = (imm >> 10) & (RN_IMM_SMALL_MAX - 1);
+
+		if (rs->n != 1 || sz > rs->size[0])
+			return rn_proto(c,
+					"message %" PRIu64 ": %zu bytes into %d receive(s) of %zu",
+					rs->id, sz, rs->n, rs->size[0]);
+		rs->recvd[0] = sz;
+		rs->complete = true;
+		if (!rs->req) {
+			rs->busy = false;
+			c->nbusy--;
+		}
+		return 0;
+	}
 	if (rs->nparts == 0)
 		rs->nparts = nparts;
 	if (rs->nparts != nparts || part >= nparts)
@@ -949,6 +985,11 @@ void rn_xfer_info(const struct rn_xcomm *c, int *role, int *nports, int *nqps, c
 	*name = c->p.name;
 }
 
+const struct rn_xfer_params *rn_xfer_params_of(const struct rn_xcomm *c)
+{
+	return &c->p;
+}
+
 void rn_xfer_port_stats(const struct rn_xcomm *c, int p, struct rn_xfer_port_stats *out,
 			const char **dev, int *port)
 {
@@ -1059,20 +1100,15 @@ int rn_xfer_isend(struct rn_xcomm *c, void *data, size_t size, int tag, struct r
 	rc = rn_mh_check(c, "isend", mh, data, size);
 	if (rc)
 		return rc;
-	rc = rn_progress(c);
-	if (rc)
-		return rc;
 	if (!g->active || g->id != c->head) {
 		const volatile struct rn_cts *e0 = &R->fifo[slot][0];
 		uint32_t nreqs;
 
-		if (g->active) { /* the slot's previous message is still being sent */
+		if (g->active || __atomic_load_n(&e0->idx, __ATOMIC_ACQUIRE) != want) {
+			/* not now: the slot's previous message is still being sent, or the
+			 * receiver has not posted; meanwhile, completions (and failovers) */
 			c->starved = true;
-			return 0;
-		}
-		if (__atomic_load_n(&e0->idx, __ATOMIC_ACQUIRE) != want) {
-			c->starved = true;
-			return 0;
+			return rn_progress(c);
 		}
 		nreqs = e0->nreqs;
 		if (nreqs < 1 || nreqs > RN_XFER_MAX_RECVS)
@@ -1140,11 +1176,8 @@ int rn_xfer_irecv(struct rn_xcomm *c, int n, void **data, const size_t *sizes, c
 		if (rc)
 			return rc;
 	}
-	rc = rn_progress(c);
-	if (rc)
-		return rc;
-	if (rs->busy)
-		return 0;
+	if (rs->busy) /* the slot's previous receive is not done yet */
+		return rn_progress(c);
 	r = rn_req_get(c, RN_REQ_RECV);
 	if (!r)
 		return 0;

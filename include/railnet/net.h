@@ -11,6 +11,7 @@
  *   -EINVAL       a value is out of range: dev index, n, size, type, vdev children
  *   -RN_ECONFIG   the environment holds a bad value (config.c named it in a WARN)
  *   -RN_EDISABLED the user turned railnet off (NCCL_IB_DISABLE)
+ *   -EPERM        RAILNET_GDR_POLICY=strict refused a GPU buffer on a NIC of another root
  *   -ECONNRESET, -EPROTO, -ETIMEDOUT, -EREMOTEIO: the peer or the network failed
  *   anything else: the OS, a library or the hardware failed (-ENOENT: no libibverbs, ...)
  * Every failing call has logged exactly one WARN (or, for the expected "step aside" cases,

@@ -105,6 +105,7 @@ struct rn_xfer_params {
 	int flush;	   /* enum rn_flush_mode */
 	bool gdr;	   /* GPU memory may be registered (ptrSupport has CUDA) */
 	char name[96];	   /* device name, for logs and stats */
+	int nic;	   /* net.c's device (rn_numbering.nics[] index) */
 };
 
 /* A registration handle (NCCL's mhandle): one cache reference per port of the comm. */
@@ -156,6 +157,9 @@ int rn_xfer_iflush(struct rn_xcomm *c, int n, void **data, const int *sizes, str
 /* done: 0/1; sizes (may be NULL): bytes of each buffer (send: one). */
 int rn_xfer_test(struct rn_xreq *r, int *done, int *sizes);
 bool rn_xfer_req_valid(const void *r);
+
+/* The parameters c was made with. */
+const struct rn_xfer_params *rn_xfer_params_of(const struct rn_xcomm *c);
 
 /* Counters of port p (0..nports) of c; nports via rn_xfer_info. */
 void rn_xfer_info(const struct rn_xcomm *c, int *role, int *nports, int *nqps, const char **name);

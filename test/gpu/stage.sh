@@ -13,4 +13,16 @@ ln -sf libibverbs.so.1 "$D/softverbs/libibverbs.so"
 for t in softverbs-fabric railnet-bench railnet-loadcheck railnet-doctor; do
 	[ -x "$B/bin/$t" ] && cp -f "$B/bin/$t" "$D/bin/"
 done
+# iproute2 for machines without it (softverbs-fabric runs `ip`): the binary and its
+# libraries, behind a wrapper that points only ip at them.
+if [ -n "${WITH_IP:-}" ]; then
+	mkdir -p "$D/iproute/bin" "$D/iproute/lib"
+	cp -f "$(command -v ip)" "$D/iproute/ip.bin"
+	ldd "$(command -v ip)" | awk '$3 ~ /^\// {print $3}' | grep -vE 'libc\.so|libm\.so|ld-linux' |
+		xargs -r -I{} cp -fL {} "$D/iproute/lib/"
+	# shellcheck disable=SC2016  # the wrapper expands them itself
+	printf '#!/bin/sh\nd=$(dirname "$(readlink -f "$0")")/..\nLD_LIBRARY_PATH="$d/lib" exec "$d/ip.bin" "$@"\n' \
+		>"$D/iproute/bin/ip"
+	chmod +x "$D/iproute/bin/ip"
+fi
 ls -la "$D" "$D/bin"

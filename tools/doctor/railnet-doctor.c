@@ -17,10 +17,13 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "align.h"
 #include "railnet/config.h"
+#include "railnet/cuda.h"
 #include "railnet/device.h"
 #include "railnet/gid.h"
 #include "railnet/log.h"
+#include "railnet/topo.h"
 #include "railnet/vdev.h"
 #include "railnet/verbs.h"
 
@@ -31,7 +34,7 @@ extern char **environ;
 
 struct rn_doc_problem {
 	char what[RN_DROP_WHY_MAX + 64];
-	char fix[RN_DROP_FIX_MAX];
+	char fix[2048]; /* alignment fixes name PF lists */
 };
 
 struct rn_doc {
@@ -42,6 +45,8 @@ struct rn_doc {
 	uint64_t cap_eff;
 	bool cap_known;
 	struct rn_numbering num; /* the devices offered, as net.c numbers them */
+	struct rn_topo *topo;	 /* RAILNET_TOPO_XML or this machine's */
+	struct rn_align *align;	 /* GPUs against rails (align.h) */
 	struct rn_doc_problem problems[RN_DOC_MAX_PROBLEMS];
 	int nproblems;
 };
@@ -101,6 +106,115 @@ static bool rn_is_our_var(const char *e)
 	return !strncmp(e, "NCCL_", 5) || !strncmp(e, "RAILNET_", 8);
 }
 
+/* ---- alignment --------------------------------------------------------------------------- */
+
+/* The pod's GPUs: --gpus, else what the CUDA driver enumerates, else the *_VISIBLE_DEVICES. */
+static void rn_doc_gpus(struct rn_doc *doc, const char *gpus_opt)
+{
+	char ids[RN_ALIGN_MAX][RN_BUSID_MAX], list[1024], *save = NULL, *tok;
+	const char *ptrs[RN_ALIGN_MAX];
+	int n = 0;
+
+	if (gpus_opt) {
+		snprintf(list, sizeof(list), "%s", gpus_opt);
+		for (tok = strtok_r(list, ",", &save); tok && n < RN_ALIGN_MAX;
+		     tok = strtok_r(NULL, ",", &save))
+			ptrs[n++] = tok;
+		rn_topo_set_visible_busids(doc->topo, ptrs, n, "--gpus");
+		return;
+	}
+	/* the driver describes this machine, not the one a RAILNET_TOPO_XML may describe */
+	n = doc->cfg->topo_xml[0] ? -ENOSYS : rn_cuda_visible_busids(ids, RN_ALIGN_MAX);
+	if (n >= 0) {
+		for (int i = 0; i < n; i++)
+			ptrs[i] = ids[i];
+		rn_topo_set_visible_busids(doc->topo, ptrs, n, "the CUDA driver");
+		return;
+	}
+	rn_topo_set_visible(doc->topo, getenv("NVIDIA_VISIBLE_DEVICES"),
+			    getenv("CUDA_VISIBLE_DEVICES"));
+}
+
+/* GDR: the peer-memory files under the sysfs root, dma-buf on the first usable device. */
+static void rn_doc_gdr(const struct rn_doc *doc, struct rn_gdr *gdr)
+{
+	const struct rn_verbs_ops *v = rn_verbs();
+	struct ibv_device **list = NULL;
+	struct ibv_context *ctx = NULL;
+	int n = 0;
+
+	if (doc->d->nports && !v->get_device_list(&list, &n)) {
+		for (int i = 0; i < n && !ctx; i++)
+			if (!strcmp(v->get_device_name(list[i]), doc->d->ports[0].name) &&
+			    v->open_device(list[i], &ctx))
+				ctx = NULL;
+	}
+	rn_gdr_probe(doc->cfg->sysfs_root, ctx, gdr);
+	if (ctx)
+		v->close_device(ctx);
+	v->free_device_list(list);
+}
+
+static int rn_doc_align(struct rn_doc *doc, const char *gpus_opt)
+{
+	struct rn_gdr gdr;
+
+	if (rn_topo_load(doc->cfg->topo_xml, &doc->topo))
+		return -ENOMEM;
+	doc->align = calloc(1, sizeof(*doc->align));
+	if (!doc->align)
+		return -ENOMEM;
+	rn_doc_gpus(doc, gpus_opt);
+	rn_doc_gdr(doc, &gdr);
+	rn_align_build(doc->align, doc->d, doc->topo, &gdr);
+	return 0;
+}
+
+static void rn_doc_align_problems(struct rn_doc *doc)
+{
+	const struct rn_align *a = doc->align;
+	char list[512] = "";
+
+	if (!a || a->verdict == RN_ALIGN_UNKNOWN || a->verdict == RN_ALIGN_NO_GPU)
+		return;
+	if (!a->gdr.works)
+		rn_doc_problem(
+			doc,
+			"load nvidia-peermem on the node (modprobe nvidia-peermem; GPU "
+			"Operator: driver.rdma.enabled=true), or use dma-buf (Linux >= 5.12, "
+			"rdma-core >= 34, CUDA >= 11.7)",
+			"%s: every rail moves GPU data through host memory", a->gdr.why);
+	for (int g = 0; g < a->ngpus; g++)
+		if (!a->gpus[g].non_root)
+			snprintf(list + strlen(list), sizeof(list) - strlen(list),
+				 "%sGPU %d %s (root %s)", list[0] ? ", " : "",
+				 a->gpus[g].dev->cuda_index, a->gpus[g].dev->busid,
+				 a->gpus[g].dev->root[0] ? a->gpus[g].dev->root : "?");
+	if (list[0])
+		rn_doc_problem(doc, a->fix,
+			       "no NIC of this pod on the PCIe root of %s: their traffic crosses "
+			       "the CPU without GPUDirect RDMA",
+			       list);
+	list[0] = '\0';
+	for (int r = 0; r < a->nrails; r++)
+		if (!a->rails[r].gpudirect)
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+				 list[0] ? ", " : "", a->rails[r].name);
+	if (list[0] && a->verdict == RN_ALIGN_UNALIGNABLE)
+		rn_doc_problem(doc, a->fix,
+			       "%d of %d rails (%s) sit on PCIe roots without a GPU of this pod: "
+			       "they move GPU data through host memory or stay idle, and each "
+			       "takes an address from its rail's pool",
+			       a->nrails - a->ngdr, a->nrails, list);
+	else if (list[0])
+		rn_doc_problem(doc, a->fix,
+			       "%d of %d rails (%s) share no PCIe root with a GPU of this pod: "
+			       "they move GPU data through host memory or stay idle; predicted "
+			       "busbw %.1f-%.1f GB/s instead of %.1f",
+			       a->nrails - a->ngdr, a->nrails, list, a->low_gbs, a->high_gbs,
+			       a->aligned_gbs);
+}
+
 /* ---- verdict ----------------------------------------------------------------------------- */
 
 static void rn_doc_verdict(struct rn_doc *doc)
@@ -133,6 +247,7 @@ static void rn_doc_verdict(struct rn_doc *doc)
 		rn_doc_problem(doc, "see the problems above",
 			       "no usable RDMA port: NCCL would not "
 			       "use railnet");
+	rn_doc_align_problems(doc);
 	if (doc->memlock != RLIM_INFINITY && doc->memlock < RN_DOC_MEMLOCK_MIN &&
 	    !rn_doc_has_cap(doc, 14))
 		rn_doc_problem(doc,
@@ -220,6 +335,8 @@ static void rn_doc_text(const struct rn_doc *doc, FILE *o)
 				n->nports, n->pci_path ? n->pci_path : "(unknown)");
 		}
 	}
+	if (doc->align)
+		rn_align_text(doc->align, o);
 	fprintf(o, "\nVerdict: %s\n", doc->nproblems ? "PROBLEMS" : "FIT");
 	for (int i = 0; i < doc->nproblems; i++) {
 		fprintf(o, "  problem %s\n", doc->problems[i].what);
@@ -358,7 +475,12 @@ static void rn_doc_json(const struct rn_doc *doc, FILE *o)
 		}
 		fputc(']', o);
 	}
-	fprintf(o, "},\"problems\":[");
+	fprintf(o, "},\"alignment\":");
+	if (doc->align)
+		rn_align_json(doc->align, o, rn_json_str);
+	else
+		fputs("null", o);
+	fprintf(o, ",\"problems\":[");
 	for (int i = 0; i < doc->nproblems; i++) {
 		fprintf(o, "%s{", i ? "," : "");
 		rn_json_kv(o, "what", doc->problems[i].what, true);
@@ -375,7 +497,8 @@ static void rn_doc_json(const struct rn_doc *doc, FILE *o)
 static void rn_usage(FILE *o)
 {
 	fprintf(o,
-		"usage: railnet-doctor [--json] [--ifaddrs FILE] [--time N] [--help]\n"
+		"usage: railnet-doctor [--json] [--ifaddrs FILE] [--gpus LIST] [--time N] "
+		"[--help]\n"
 		"Print what railnet finds in this pod: environment, RDMA ports and the GID chosen\n"
 		"for each (and why), what is left out (and the fix), the devices NCCL will see,\n"
 		"and a verdict. Reads the same environment as the plugin (NCCL_IB_*, RAILNET_*).\n"
@@ -386,6 +509,9 @@ static void rn_usage(FILE *o)
 		"this\n"
 		"                  network namespace's: to check a pod's view from outside the "
 		"pod\n"
+		"  --gpus LIST     the pod's GPUs by PCI bus id (0000:51:00.0,...), in CUDA "
+		"order,\n"
+		"                  instead of asking the CUDA driver or *_VISIBLE_DEVICES\n"
 		"  --time N        benchmark: run discovery (with GID choice) N times and print "
 		"the\n"
 		"                  min and median time, then exit 0\n"
@@ -443,12 +569,13 @@ int main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "ifaddrs", required_argument, NULL, 'i' },
 		{ "time", required_argument, NULL, 't' },
+		{ "gpus", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rn_doc doc = { 0 };
 	struct rn_ifaddr *ifa = NULL;
-	const char *ifaddrs_file = NULL;
+	const char *ifaddrs_file = NULL, *gpus_opt = NULL;
 	bool json = false;
 	int nifa = 0, runs = 0, c, rc = 1;
 	double t0, load_ms;
@@ -461,6 +588,9 @@ int main(int argc, char **argv)
 			break;
 		case 'i':
 			ifaddrs_file = optarg;
+			break;
+		case 'g':
+			gpus_opt = optarg;
 			break;
 		case 't':
 			runs = (int)strtol(optarg, &end, 10);
@@ -524,6 +654,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "railnet-doctor: out of memory\n");
 		goto out_destroy;
 	}
+	if (rn_doc_align(&doc, gpus_opt)) {
+		fprintf(stderr, "railnet-doctor: out of memory\n");
+		goto out_destroy;
+	}
 	rn_doc_verdict(&doc);
 	if (json)
 		rn_doc_json(&doc, stdout);
@@ -531,6 +665,9 @@ int main(int argc, char **argv)
 		rn_doc_text(&doc, stdout);
 	rc = doc.nproblems ? 1 : 0;
 out_destroy:
+	free(doc.align);
+	rn_topo_destroy(doc.topo);
+	rn_cuda_unload();
 	rn_numbering_fini(&doc.num);
 	rn_discovery_destroy(doc.d);
 out_unload:

@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# railnet-doctor's alignment section on the seeds' fixtures (issue 6, item 5), text and --json,
+# judged from outside the pods (--ifaddrs, no root or netns needed): the 16-rail pod all
+# aligned (8 virtual devices of port pairs, none across roots), the misaligned jobs (job 1:
+# only rdma4,5,6 with GPUDirect; job 2: only rdma0,2,3), the aligned allocation (all 8), the
+# 4-GPU/16-PF pod Topology Manager `restricted` rejects; then no GDR, GPUs unknown, GPUs from
+# NVIDIA_VISIBLE_DEVICES, an unplaceable GPU and a missing topology.
+# Usage: doctor_align.sh BUILD_DIR SOURCE_DIR
+set -u
+B=$1 S=$2
+FAB=$B/bin/softverbs-fabric DOC=$B/bin/railnet-doctor LIB=$B/softverbs/libibverbs.so.1
+for f in "$FAB" "$DOC" "$LIB"; do
+	[ -e "$f" ] || { echo "FAIL: $f is not built"; exit 1; }
+done
+command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
+W=$(mktemp -d /tmp/rn-align.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+fail=0
+
+for fx in seeds-b4 seeds-b4-misaligned seeds-b4-aligned seeds-b4-4gpu16pf; do
+	"$FAB" build "$S/test/fixtures/$fx.spec" "$W/$fx" >/dev/null || { echo "FAIL: build $fx"; exit 1; }
+done
+
+peermem() { # fixture node pod: the node has nvidia-peermem loaded (as the seeds' nodes had)
+	local v=$W/$1/$2/$3/view
+	mkdir -p "$v/module/nvidia_peermem" && echo 535.104.05 >"$v/module/nvidia_peermem/version"
+}
+
+# doc FIXTURE NODE POD MODE [--gpus|--no-gpus] [ENV...] -> $W/out, $W/err, $rc
+doc() {
+	local fx=$1 node=$2 pod=$3 mode=$4 gpus=$5; shift 5
+	local v=$W/$fx/$node/$pod/view args=(--ifaddrs "$W/$fx/$node/$pod/view/softverbs/ifaddrs")
+	local list
+	list=$(sed -n "s/^export SOFTVERBS_GPUS='\(.*\)'$/\1/p" "$W/$fx/$node/$pod/env")
+	[ "$gpus" = --gpus ] && args+=(--gpus "$list")
+	[ "$mode" = json ] && args+=(--json)
+	env -u NVIDIA_VISIBLE_DEVICES -u CUDA_VISIBLE_DEVICES RAILNET_SYSFS_ROOT="$v" \
+		SOFTVERBS_VIEW="$v" RAILNET_IBVERBS_LIB="$LIB" \
+		RAILNET_TOPO_XML="$W/$fx/$node/topo.xml" "$@" "$DOC" "${args[@]}" \
+		>"$W/out" 2>"$W/err"
+	rc=$?
+}
+
+expect_text() { # exit-code then lines that must appear (grep -F)
+	local want=$1; shift
+	[ "$rc" = "$want" ] || { echo "FAIL: exit $rc, expected $want ($ctx)"; cat "$W/err"; fail=1; }
+	for l in "$@"; do
+		grep -qF -- "$l" "$W/out" || { echo "FAIL: '$l' missing ($ctx)"; cat "$W/out"; fail=1; }
+	done
+}
+
+expect_json() { # exit-code python-assertions (d: the document, a: its alignment)
+	local want=$1 py=$2
+	[ "$rc" = "$want" ] || { echo "FAIL: exit $rc, expected $want ($ctx)"; cat "$W/err"; fail=1; }
+	if ! python3 - "$W/out" <<PY
+import json, sys
+d = json.load(open(sys.argv[1]))
+a = d["alignment"]
+probs = " | ".join(p["what"] + " FIX " + (p["fix"] or "") for p in d["problems"])
+assert d["fit"] == (not d["problems"]), d["verdict"]
+$py
+PY
+	then echo "FAIL: $ctx"; fail=1; else echo "ok: $ctx"; fi
+}
+
+rdma() { local out="" i; for i in "$@"; do out+="${out:+, }rdma$i"; done; echo "$out"; }
+pyl() { local out="" i; for i in "$@"; do out+="${out:+,}\"rdma$i\""; done; echo "[$out]"; }
+
+# ---- the 16-rail pod: all aligned, 8 virtual devices of port pairs, none across roots
+peermem seeds-b4 n1 train-0
+ctx=seeds-b4/train-0/text; doc seeds-b4 n1 train-0 text --gpus
+expect_text 0 "GPUDirect rails    $(rdma $(seq 0 15)) (16 of 16)" \
+	"host-memory rails  none (0 of 16)" "alignment          aligned" \
+	"predicted busbw    140.0-194.0 GB/s (aligned: 194.0 GB/s)" \
+	"GPU 2 0000:51:00.0: root 0000:40:01.1, numa 1" "    on its root      $(rdma 4 5 6 7)" \
+	"Devices offered to NCCL < 2.24 (8)" "Verdict: FIT"
+ctx=seeds-b4/train-0/json; doc seeds-b4 n1 train-0 json --gpus
+expect_json 0 "
+assert a['verdict'] == 'aligned' and a['gpudirect'] == $(pyl $(seq 0 15)) and a['host_memory'] == []
+assert a['gdr']['available'] and a['gdr']['peermem'] == 'nvidia_peermem 535.104.05'
+assert [g['bus_id'] for g in a['gpus']][2:4] == ['0000:51:00.0', '0000:54:00.0']
+assert a['gpus'][2]['rails_on_root'] == $(pyl 4 5 6 7) and a['gpus'][2]['not_given_on_root'] == []
+root = {r['device']: r['root'] for r in a['rails']}
+older = d['offered']['nccl_older']
+assert len(older) == 8 and all('+' in n['name'] for n in older), older
+for n in older:
+    m = n['name'].split('+')
+    assert len(m) == 2 and root[m[0]] == root[m[1]], n   # port pairs never cross roots
+assert a['busbw_gbs'] == {'low': 140.0, 'high': 194.0, 'aligned': 194.0}, a['busbw_gbs']
+assert a['fix'] is None and d['verdict'] == 'fit'"
+
+# ---- the misaligned allocation: job 1 only rdma4,5,6, job 2 only rdma0,2,3 (both nodes)
+for p in "n1 job1-0" "n2 job1-1" "n1 job2-0" "n2 job2-1"; do
+	# shellcheck disable=SC2086
+	peermem seeds-b4-misaligned $p
+done
+for p in "n1 job1-0" "n2 job1-1"; do
+	ctx="misaligned/${p#* }/text"
+	# shellcheck disable=SC2086
+	doc seeds-b4-misaligned $p text --gpus
+	expect_text 1 "GPUDirect rails    $(rdma 4 5 6) (3 of 8)" \
+		"host-memory rails  $(rdma 1 12 13 14 15) (5 of 8)" "alignment          misaligned" \
+		"GPU 2 0000:8d:00.0: root 0000:80:01.1, numa 2" "    on its root      none" \
+		"    not given        $(rdma 8 9 10 11)" \
+		"--topology-manager-policy=restricted --topology-manager-scope=pod" \
+		"request the PFs on the GPUs' roots ($(rdma 7 8 9 10 11)) instead of $(rdma 1 12 13 14 15)" \
+		"no NIC of this pod on the PCIe root of GPU 2 0000:8d:00.0 (root 0000:80:01.1), GPU 3 0000:92:00.0" \
+		"predicted busbw 26.2-60.6 GB/s instead of 97.0" "Verdict: PROBLEMS"
+	ctx="misaligned/${p#* }/json"
+	# shellcheck disable=SC2086
+	doc seeds-b4-misaligned $p json --gpus
+	expect_json 1 "
+assert a['gpudirect'] == $(pyl 4 5 6), a['gpudirect']
+assert a['host_memory'] == $(pyl 1 12 13 14 15)
+assert a['verdict'] == 'misaligned' and a['request'] == $(pyl 7 8 9 10 11), a['request']
+assert a['gpus'][0]['rails_on_root'] == $(pyl 4 5 6) and a['gpus'][0]['not_given_on_root'] == ['rdma7']
+assert a['gpus'][2]['rails_on_root'] == [] and a['gpus'][2]['root'] == '0000:80:01.1'
+assert 'restricted' in a['fix'] and 'scope \`pod\`' in a['fix']
+assert a['busbw_gbs']['low'] <= 26.95 and a['busbw_gbs']['high'] >= 58.84   # the seeds' measurements
+assert a['busbw_gbs']['aligned'] >= 96.3 and len(d['problems']) == 2, probs"
+done
+for p in "n1 job2-0" "n2 job2-1"; do
+	ctx="misaligned/${p#* }/json"
+	# shellcheck disable=SC2086
+	doc seeds-b4-misaligned $p json --gpus
+	expect_json 1 "
+assert a['gpudirect'] == $(pyl 0 2 3), a['gpudirect']
+assert a['host_memory'] == $(pyl 7 8 9 10 11)
+assert a['verdict'] == 'misaligned' and a['request'] == $(pyl 1 12 13 14 15), a['request']
+assert [g['rails_on_root'] for g in a['gpus']] == [$(pyl 0 2 3), $(pyl 0 2 3), [], []]"
+	ctx="misaligned/${p#* }/text"
+	# shellcheck disable=SC2086
+	doc seeds-b4-misaligned $p text --gpus
+	expect_text 1 "GPUDirect rails    $(rdma 0 2 3) (3 of 8)" "alignment          misaligned"
+done
+
+# ---- the aligned allocation: all 8 PFs with GPUDirect
+for p in "n1 job1-0:0 1 2 3 4 5 6 7" "n1 job2-0:8 9 10 11 12 13 14 15"; do
+	pod=${p%%:*} want=${p#*:}
+	# shellcheck disable=SC2086
+	peermem seeds-b4-aligned $pod
+	ctx="aligned/${pod#* }"
+	# shellcheck disable=SC2086
+	doc seeds-b4-aligned $pod json --gpus
+	# shellcheck disable=SC2086
+	expect_json 0 "
+assert a['verdict'] == 'aligned' and a['gpudirect'] == $(pyl $want) and a['host_memory'] == []
+assert a['busbw_gbs'] == {'low': 70.0, 'high': 97.0, 'aligned': 97.0}, a['busbw_gbs']
+assert all(len(g['rails_on_root']) == 4 for g in a['gpus'])"
+	# shellcheck disable=SC2086
+	doc seeds-b4-aligned $pod text --gpus
+	# shellcheck disable=SC2086
+	expect_text 0 "GPUDirect rails    $(rdma $want) (8 of 8)" "alignment          aligned" "Verdict: FIT"
+done
+
+# ---- 4 GPUs with all 16 PFs: Topology Manager restricted rejects it
+peermem seeds-b4-4gpu16pf n1 wide-0
+ctx=4gpu16pf/json; doc seeds-b4-4gpu16pf n1 wide-0 json --gpus
+expect_json 1 "
+assert a['verdict'] == 'unalignable', a['verdict']
+assert a['gpudirect'] == $(pyl 0 1 2 3 4 5 6 7) and a['host_memory'] == $(pyl 8 9 10 11 12 13 14 15)
+assert a['request'] == $(pyl 0 1 2 3 4 5 6 7)
+assert 'restricted' in a['fix'] and 'rejects this pod' in a['fix'], a['fix']
+assert 'sit on PCIe roots without a GPU of this pod' in probs, probs"
+ctx=4gpu16pf/text; doc seeds-b4-4gpu16pf n1 wide-0 text --gpus
+expect_text 1 "alignment          unalignable" \
+	"Topology Manager policy \`restricted\` (scope \`pod\`) rejects this pod: its 16 PFs span more PCIe roots than its GPUs, whose roots hold only 8 ($(rdma 0 1 2 3 4 5 6 7))"
+
+# ---- no GDR on the node: a problem even when aligned, and the prediction drops
+ctx=aligned/no-gdr; doc seeds-b4-aligned n2 job1-1 json --gpus
+expect_json 1 "
+assert not a['gdr']['available'] and a['gdr']['peermem'] is None and a['gdr']['dmabuf'] is False
+assert a['verdict'] == 'aligned' and 'every rail moves GPU data through host memory' in probs, probs
+assert 'nvidia-peermem' in d['problems'][0]['fix']
+assert a['busbw_gbs']['high'] < 50, a['busbw_gbs']"
+
+# ---- GPUs unknown (no --gpus, no *_VISIBLE_DEVICES): reported, never a problem
+ctx=unknown-gpus; doc seeds-b4-aligned n1 job2-0 json --no-gpus
+expect_json 0 "
+assert a['verdict'] == 'unknown' and not a['gpus_known'] and len(a['gpus']) == 8
+assert a['gpu_source'] == 'every GPU of the topology'"
+# ---- the container runtime's NVIDIA_VISIBLE_DEVICES (host indices) names the pod's GPUs
+ctx=nvidia-visible; doc seeds-b4-misaligned n1 job1-0 json --no-gpus NVIDIA_VISIBLE_DEVICES=2,3,4,5
+expect_json 1 "
+assert a['gpus_known'] and a['gpudirect'] == $(pyl 4 5 6) and a['verdict'] == 'misaligned'"
+# ---- a GPU the topology cannot place: a WARN, the rest still judged
+ctx=unplaced-gpu
+v=$W/seeds-b4-misaligned/n1/job1-0/view
+env RAILNET_SYSFS_ROOT="$v" SOFTVERBS_VIEW="$v" RAILNET_IBVERBS_LIB="$LIB" \
+	RAILNET_TOPO_XML="$W/seeds-b4-misaligned/n1/topo.xml" "$DOC" --ifaddrs "$v/softverbs/ifaddrs" \
+	--gpus 0000:51:00.0,0000:99:00.0 >"$W/out" 2>"$W/err"
+rc=$?
+expect_text 1 "GPUDirect rails    $(rdma 4 5 6) (3 of 8)" "GPU 0 0000:51:00.0: root 0000:40:01.1"
+grep -qF "GPU 0000:99:00.0 (--gpus): the topology" "$W/err" || { echo "FAIL: no WARN for the unplaceable GPU"; cat "$W/err"; fail=1; }
+# ---- no topology: one WARN, nothing judged, nothing crashes
+ctx=no-topology; doc seeds-b4-aligned n1 job1-0 json --gpus RAILNET_TOPO_XML=/nonexistent/topo.xml
+expect_json 0 "
+assert not a['topology_has_io'] and a['verdict'] == 'unknown' and a['gpudirect'] == []"
+grep -qF "RAILNET_TOPO_XML=/nonexistent/topo.xml: cannot read it" "$W/err" || { echo "FAIL: no WARN for the missing XML"; cat "$W/err"; fail=1; }
+
+exit $fail

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * A stand-in for libcuda.so.1, built in three variants (test/topo/tests.cmake): a good driver
+ * (FAKE_CUDA_VERSION 12040), an old one (10020), and one without cuDeviceGetPCIBusId
+ * (FAKE_CUDA_NO_BUSID). Its GPUs are the bus ids in FAKE_CUDA_BUSIDS (comma list, read on
+ * every call); a "device pointer" is 0xd0000000000 + (ordinal << 32) + offset.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FAKE_BASE 0xd0000000000ULL
+
+int cuInit(unsigned int flags);
+int cuDriverGetVersion(int *v);
+int cuDeviceGetCount(int *n);
+int cuDeviceGet(int *dev, int ordinal);
+int cuDeviceGetPCIBusId(char *busid, int len, int dev);
+int cuPointerGetAttribute(void *data, int attr, uintptr_t ptr);
+
+static int busid_of(int ordinal, char *out, size_t len)
+{
+	const char *l = getenv("FAKE_CUDA_BUSIDS");
+	int i = 0;
+
+	while (l && *l) {
+		const char *c = strchr(l, ',');
+		size_t n = c ? (size_t)(c - l) : strlen(l);
+
+		if (i++ == ordinal) {
+			snprintf(out, len, "%.*s", (int)n, l);
+			return 0;
+		}
+		l = c ? c + 1 : NULL;
+	}
+	return 101; /* CUDA_ERROR_INVALID_DEVICE */
+}
+
+int cuInit(unsigned int flags)
+{
+	return 0;
+}
+
+int cuDriverGetVersion(int *v)
+{
+	*v = FAKE_CUDA_VERSION;
+	return 0;
+}
+
+int cuDeviceGetCount(int *n)
+{
+	char b[32];
+	int i = 0;
+
+	while (!busid_of(i, b, sizeof(b)))
+		i++;
+	*n = i;
+	return 0;
+}
+
+int cuDeviceGet(int *dev, int ordinal)
+{
+	*dev = ordinal;
+	return 0;
+}
+
+#ifndef FAKE_CUDA_NO_BUSID
+int cuDeviceGetPCIBusId(char *busid, int len, int dev)
+{
+	char b[32];
+	int r = busid_of(dev, b, sizeof(b));
+
+	if (!r)
+		snprintf(busid, (size_t)len, "0000%s", b); /* 8-digit domain, as nvidia-smi */
+	return r;
+}
+#endif
+
+int cuPointerGetAttribute(void *data, int attr, uintptr_t ptr)
+{
+	if (ptr < FAKE_BASE || ptr >= FAKE_BASE + (64ULL << 32))
+		return 1; /* CUDA_ERROR_INVALID_VALUE: not ours */
+	if (attr == 2)
+		*(unsigned int *)data = 2; /* CU_MEMORYTYPE_DEVICE */
+	else if (attr == 9)
+		*(int *)data = (int)((ptr - FAKE_BASE) >> 32);
+	else
+		return 1;
+	return 0;
+}
