@@ -1,66 +1,119 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# `make run`: the main job. Until the data path and the --net benchmark land, it shows what
-# railnet makes of a machine, the way NCCL would load it:
+# `make run`, the main job (the Makefile installs what is missing with tools/install-deps.sh
+# and builds first). It shows what railnet makes of this machine and measures it:
 #   1. railnet-loadcheck against this machine's own libibverbs (a real NIC, or none);
-#   2. where there is no RDMA NIC: a softverbs fabric of two pods, each with one dual-port
-#      NIC on two rails (test/fixtures/small.spec), brought up as real network namespaces
-#      (root) — then in each pod railnet-doctor (the rail map and verdict) and the loader
-#      check; without root the doctor judges each pod view from outside (--ifaddrs).
+#   2. with real RDMA NICs: railnet-doctor, then railnet-bench --nccl all-reduce through
+#      railnet on the GPUs (or, without GPUs or NCCL, railnet-bench --net on the NICs);
+#   3. without an RDMA NIC: a softverbs fabric of two pods, each given two dual-port NICs at a
+#      modeled 10 Gb/s per port (test/fixtures/run-2pod.spec), brought up as network
+#      namespaces (root); railnet-doctor in each pod; then mpirun of 4 ranks (2 per pod) of
+#      railnet-bench --net: a ring all-reduce through railnet from 8 B to 256 MiB, the table.
+# Knobs: BUILD (build dir), RUN_MINBYTES/RUN_MAXBYTES (8 / 256M), RUN_ITERS (5), RUN_NP (GPU
+# ranks for --nccl, default: every GPU), RUN_JSON (also write the results there).
 set -euo pipefail
 BUILD=${BUILD:-build}
 cd "$(dirname "$0")/.."
+minb=${RUN_MINBYTES:-8}
+maxb=${RUN_MAXBYTES:-256M}
+iters=${RUN_ITERS:-5}
+[ -d "$BUILD" ] || { echo "run: no build directory $BUILD (make)" >&2; exit 1; }
+BUILD=$(cd "$BUILD" && pwd)
 
-for b in railnet-loadcheck railnet-doctor; do
-	[ -x "$BUILD/bin/$b" ] || { echo "run: $BUILD/bin/$b is not built" >&2; exit 1; }
+for b in railnet-loadcheck railnet-doctor railnet-bench; do
+	[ -x "$BUILD/bin/$b" ] || { echo "run: $BUILD/bin/$b is not built (make)" >&2; exit 1; }
 done
-loadcheck=$(pwd)/$BUILD/bin/railnet-loadcheck
-doctor=$(pwd)/$BUILD/bin/railnet-doctor
-plugin_dir=$(pwd)/$BUILD
+loadcheck=$BUILD/bin/railnet-loadcheck
+doctor=$BUILD/bin/railnet-doctor
+bench=$BUILD/bin/railnet-bench
+plugin=$BUILD/libnccl-net-railnet.so
+plugin_dir=$BUILD
+json=()
+[ -n "${RUN_JSON:-}" ] && json=(--json "$RUN_JSON")
+mpirun_args=(--oversubscribe)
+if [ "$(id -u)" = 0 ]; then
+	mpirun_args+=(--allow-run-as-root)
+fi
 
 echo "== railnet on this machine's libibverbs =="
 LD_LIBRARY_PATH=$plugin_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$loadcheck" || true
 
-fabric=$(pwd)/$BUILD/bin/softverbs-fabric
-sv=$(pwd)/$BUILD/softverbs/libibverbs.so.1
-spec=test/fixtures/small.spec
-if [ ! -x "$fabric" ] || [ ! -f "$sv" ]; then
-	echo "run: softverbs is not built; nothing more to show" >&2
-	exit 0
-fi
+# ---- a machine with RDMA NICs: the doctor, then the real benchmark --------------------------
 if ls /sys/class/infiniband/* >/dev/null 2>&1; then
-	echo "run: this machine has RDMA devices; the softverbs demonstration is skipped"
-	exit 0
+	echo
+	echo "== railnet-doctor =="
+	"$doctor" || echo "run: the doctor found problems (above); measuring anyway"
+	ngpu=0
+	if command -v nvidia-smi >/dev/null 2>&1; then
+		ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+	fi
+	if [ "$ngpu" -gt 0 ] && ! "$bench" --nccl -h 2>&1 | grep -q 'not built'; then
+		np=${RUN_NP:-$ngpu}
+		echo
+		echo "== railnet-bench --nccl all-reduce through railnet, $np GPUs =="
+		exec mpirun -np "$np" "${mpirun_args[@]}" -x NCCL_NET_PLUGIN="$plugin" \
+			-x NCCL_DEBUG="${NCCL_DEBUG:-WARN}" "$bench" --nccl -b "$minb" -e "$maxb" -f 2 \
+			-n "$iters" -w 2 "${json[@]}"
+	fi
+	echo
+	echo "== railnet-bench --net all-reduce through railnet on this host's NICs, 2 ranks =="
+	[ "$ngpu" -gt 0 ] && echo "(railnet-bench was built without CUDA/NCCL: --nccl is not available)"
+	exec mpirun -np 2 "${mpirun_args[@]}" "$bench" --net --plugin "$plugin" -b "$minb" \
+		-e "$maxb" -f 2 -n "$iters" -w 1 "${json[@]}"
 fi
 
-out=$(pwd)/$BUILD/run-fabric
+# ---- no RDMA NIC: two softverbs pods in network namespaces ----------------------------------
+fabric=$BUILD/bin/softverbs-fabric
+sv=$BUILD/softverbs/libibverbs.so.1
+spec=test/fixtures/run-2pod.spec
+if [ ! -x "$fabric" ] || [ ! -f "$sv" ]; then
+	echo "run: softverbs is not built; nothing more to show" >&2
+	exit 1
+fi
+out=$BUILD/run-fabric
 "$fabric" down "$out" >/dev/null 2>&1 || true
 rm -rf "$out"
 "$fabric" build "$spec" "$out" >/dev/null
-netns=0
-if [ "$(id -u)" = 0 ] && "$fabric" up "$out" >/dev/null 2>&1; then
-	netns=1
-	trap '"$fabric" down "$out" >/dev/null 2>&1 || true' EXIT
+echo
+echo "== no RDMA NIC here: softverbs fabric $spec =="
+echo "   2 nodes x 1 pod, each pod given 2 GPUs and 2 dual-port NICs (4 PFs) at 10 Gb/s per port"
+
+if [ "$(id -u)" != 0 ] || ! "$fabric" up "$out" >/dev/null 2>&1; then
+	echo "(not root, or no network namespaces: judging the pod views from outside)"
+	for envf in "$out"/*/*/env; do
+		pod=$(basename "$(dirname "$envf")")
+		[ "$pod" = host ] && continue
+		view=$(dirname "$envf")/view
+		echo
+		echo "== softverbs pod $pod: railnet-doctor (from outside) =="
+		RAILNET_SYSFS_ROOT=$view SOFTVERBS_VIEW=$view RAILNET_IBVERBS_LIB=$sv \
+			"$doctor" --ifaddrs "$view/softverbs/ifaddrs" || true
+	done
+	echo
+	echo "run: the benchmark needs the pods' network namespaces: run 'sudo make run'" >&2
+	exit 1
 fi
+trap '"$fabric" down "$out" >/dev/null 2>&1 || true' EXIT
 
 rc=0
+pods=()
 for envf in "$out"/*/*/env; do
 	pod=$(basename "$(dirname "$envf")")
 	node=$(basename "$(dirname "$(dirname "$envf")")")
 	[ "$pod" = host ] && continue
-	view=$(dirname "$envf")/view
+	pods+=("$node:$pod")
 	echo
 	echo "== softverbs pod $pod on $node: railnet-doctor =="
-	if [ $netns = 1 ]; then
-		"$fabric" exec "$out" "$node" "$pod" -- env RAILNET_IBVERBS_LIB="$sv" "$doctor" || rc=1
-		echo
-		echo "== softverbs pod $pod on $node: loaded as NCCL loads it =="
-		"$fabric" exec "$out" "$node" "$pod" -- env RAILNET_IBVERBS_LIB="$sv" \
-			LD_LIBRARY_PATH="$plugin_dir" NCCL_DEBUG=WARN "$loadcheck" || rc=1
-	else
-		echo "(not root, or no network namespaces: judging the pod view from outside)"
-		RAILNET_SYSFS_ROOT=$view SOFTVERBS_VIEW=$view RAILNET_IBVERBS_LIB=$sv \
-			"$doctor" --ifaddrs "$view/softverbs/ifaddrs" || rc=1
-	fi
+	"$fabric" exec "$out" "$node" "$pod" -- env RAILNET_IBVERBS_LIB="$sv" "$doctor" || rc=1
 done
-exit $rc
+[ $rc = 0 ] || echo "run: a pod is not fit to run (doctor above); measuring anyway"
+
+podlist=$(IFS=,; echo "${pods[*]}")
+echo
+echo "== mpirun -np 4 (2 ranks per pod: $podlist) railnet-bench --net all-reduce through railnet =="
+# Open MPI stays in the launcher's namespace (shared memory between ranks); each rank joins its
+# pod's namespace before loading the plugin (bench/railnet-bench/in-pod.sh, --netns).
+OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none \
+	RAILNET_IBVERBS_LIB=$sv \
+	mpirun -np 4 "${mpirun_args[@]}" bench/railnet-bench/in-pod.sh "$out" 2 "$podlist" -- \
+	"$bench" --net --plugin "$plugin" -b "$minb" -e "$maxb" -f 2 -n "$iters" -w 1 "${json[@]}"

@@ -95,6 +95,21 @@ enum {
 	RB_OPT_NET,
 	RB_OPT_COLL,
 	RB_OPT_CSV,
+	RB_OPT_PLUGIN,
+	RB_OPT_NET_API,
+	RB_OPT_NET_DEV,
+	RB_OPT_MERGE,
+	RB_OPT_SLOTS,
+	RB_OPT_CHUNK,
+	RB_OPT_P2P,
+	RB_OPT_NETNS,
+};
+
+const char *const rb_p2p_names[RB_P2P_NR] = {
+	[RB_P2P_NONE] = "none",
+	[RB_P2P_BW] = "bw",
+	[RB_P2P_BIBW] = "bibw",
+	[RB_P2P_LAT] = "lat",
 };
 
 static const struct option rb_long_opts[] = {
@@ -103,6 +118,14 @@ static const struct option rb_long_opts[] = {
 	{ "coll", required_argument, NULL, RB_OPT_COLL },
 	{ "json", required_argument, NULL, 'J' },
 	{ "csv", required_argument, NULL, RB_OPT_CSV },
+	{ "plugin", required_argument, NULL, RB_OPT_PLUGIN },
+	{ "net-api", required_argument, NULL, RB_OPT_NET_API },
+	{ "net-dev", required_argument, NULL, RB_OPT_NET_DEV },
+	{ "merge", required_argument, NULL, RB_OPT_MERGE },
+	{ "slots", required_argument, NULL, RB_OPT_SLOTS },
+	{ "chunk", required_argument, NULL, RB_OPT_CHUNK },
+	{ "p2p", required_argument, NULL, RB_OPT_P2P },
+	{ "netns", required_argument, NULL, RB_OPT_NETNS },
 	{ "nthreads", required_argument, NULL, 't' },
 	{ "ngpus", required_argument, NULL, 'g' },
 	{ "minbytes", required_argument, NULL, 'b' },
@@ -147,8 +170,9 @@ void rb_usage(FILE *f, const char *prog)
 		"usage: %s --nccl|--net [--coll NAME] [flags]\n"
 		"  --nccl                NCCL collectives on GPUs (one rank per GPU, or -g per "
 		"process)\n"
-		"  --net                 railnet's net API directly, host memory, no GPU (needs "
-		"issue 5)\n"
+		"  --net                 an NCCL net plugin's API directly (railnet by default), "
+		"host\n"
+		"                        memory, CPU reduction, no GPU and no NCCL\n"
 		"  --coll NAME           all_reduce (default), all_gather, reduce_scatter, "
 		"broadcast,\n"
 		"                        reduce, alltoall, sendrecv ('-' and no separator also "
@@ -186,7 +210,23 @@ void rb_usage(FILE *f, const char *prog)
 		"  -u,--unalign N        offset buffers by N elements (default 0)\n"
 		"  -t 1, -p 0, -G 0, -I 0, -K 0, -D 0: accepted only at these values (see "
 		"docs/bench.md)\n"
-		"  -h,--help             this text\n",
+		"  -h,--help             this text\n"
+		"--net only:\n"
+		"  --plugin NAME|PATH    plugin to dlopen, NCCL_NET_PLUGIN's rules (default: "
+		"$NCCL_NET_PLUGIN,\n"
+		"                        else the railnet built with this benchmark)\n"
+		"  --net-api 6-12        use ncclNetPlugin_vN (default: the newest exported)\n"
+		"  --net-dev N|auto      plugin device of each rank (default auto: local rank "
+		"modulo devices)\n"
+		"  --merge 0/1           fuse ports of one NIC with makeVDevice as NCCL does "
+		"(default 1)\n"
+		"  --slots 2-32          requests in flight per direction and comm (default 8)\n"
+		"  --chunk SIZE          bytes per isend/irecv, 4K..1G (default 1M)\n"
+		"  --p2p bw|bibw|lat     between rank pairs (0-1, 2-3, ...) per device, instead "
+		"of a collective\n"
+		"  --netns NAME|PATH     join this network namespace after MPI_Init, before "
+		"loading the\n"
+		"                        plugin (MPI keeps the launcher's; see docs/bench.md)\n",
 		prog);
 }
 
@@ -381,6 +421,20 @@ static void rb_args_defaults(struct rb_args *a)
 	a->average = 1;
 	a->cta_policy = -1;
 	a->device_ctas = 16;
+	a->net_dev = -1;
+	a->merge = 1;
+	a->slots = 8;
+	a->chunk = 1 << 20;
+}
+
+static int rb_parse_p2p(const char *s, enum rb_p2p *out, char *err, size_t errlen)
+{
+	for (int i = RB_P2P_BW; i < RB_P2P_NR; i++)
+		if (!strcasecmp(s, rb_p2p_names[i])) {
+			*out = (enum rb_p2p)i;
+			return 0;
+		}
+	return rb_err(err, errlen, "--p2p %s: unknown test; known: bw, bibw, lat", s);
 }
 
 /* Relations between flags, checked once everything is parsed. */
@@ -393,6 +447,8 @@ static int rb_args_check(struct rb_args *a, char *err, size_t errlen)
 			err, errlen,
 			"choose a mode: --nccl (NCCL collectives on GPUs) or --net (railnet's "
 			"net API, no GPU)");
+	if (a->mode == RB_MODE_NCCL && a->net_flag)
+		return rb_err(err, errlen, "--%s: applies to --net only", a->net_flag);
 	if (a->minbytes > a->maxbytes)
 		return rb_err(err, errlen, "-b %zu is larger than -e %zu; -b must be <= -e",
 			      a->minbytes, a->maxbytes);
@@ -459,6 +515,8 @@ int rb_args_parse(int argc, char **argv, struct rb_args *a, char *err, size_t er
 
 		if (opt < 256)
 			snprintf(flag, sizeof(flag), "-%c", opt);
+		if (opt >= RB_OPT_PLUGIN && opt <= RB_OPT_NETNS && !a->net_flag)
+			a->net_flag = rb_long_opts[idx].name;
 		switch (opt) {
 		case RB_OPT_NCCL:
 		case RB_OPT_NET: {
@@ -476,6 +534,45 @@ int rb_args_parse(int argc, char **argv, struct rb_args *a, char *err, size_t er
 			if (!*v)
 				return rb_err(err, errlen, "--csv: empty file name");
 			a->csv_path = v;
+			break;
+		case RB_OPT_PLUGIN:
+			if (!*v)
+				return rb_err(err, errlen, "--plugin: empty name");
+			a->plugin = v;
+			break;
+		case RB_OPT_NET_API:
+			rc = rb_parse_int("--net-api", v, 6, 12, &a->net_api, err, errlen);
+			break;
+		case RB_OPT_NET_DEV:
+			if (!strcasecmp(v, "auto"))
+				a->net_dev = -1;
+			else
+				rc = rb_parse_int("--net-dev", v, 0, 4095, &a->net_dev, err,
+						  errlen);
+			break;
+		case RB_OPT_MERGE:
+			rc = rb_parse_int("--merge", v, 0, 1, &a->merge, err, errlen);
+			break;
+		case RB_OPT_SLOTS:
+			rc = rb_parse_int("--slots", v, 2, 32, &a->slots, err, errlen);
+			break;
+		case RB_OPT_CHUNK: {
+			char sub[200];
+
+			if (rb_parse_size(v, &a->chunk, sub, sizeof(sub)))
+				return rb_err(err, errlen, "--chunk %s", sub);
+			if (a->chunk < 4096 || a->chunk > (1u << 30))
+				return rb_err(err, errlen,
+					      "--chunk %s: out of range, allowed 4K..1G", v);
+			break;
+		}
+		case RB_OPT_P2P:
+			rc = rb_parse_p2p(v, &a->p2p, err, errlen);
+			break;
+		case RB_OPT_NETNS:
+			if (!*v)
+				return rb_err(err, errlen, "--netns: empty name");
+			a->netns = v;
 			break;
 		case 'J':
 			if (!*v)

@@ -514,6 +514,14 @@ static void rb_print_header(struct rb_bench *b, const struct rb_run_info *ri)
 		printf("# Writing CSV output to %s\n", a->csv_path);
 	printf("# " RB_PROG " version " RB_VERSION " mode %s nccl-headers=%d nccl-library=%d\n",
 	       ri->mode, ri->nccl_headers, ri->nccl_library);
+	if (ri->mode_info[0])
+		printf("# %s\n", ri->mode_info);
+	if (a->p2p) {
+		printf("# Point-to-point test starting: " RB_PROG " --%s --p2p %s\n", ri->mode,
+		       rb_p2p_names[a->p2p]);
+		fflush(stdout);
+		return;
+	}
 	printf("# Collective test starting: " RB_PROG " --%s --coll %s\n", ri->mode,
 	       rb_colls[a->coll].name);
 	rb_args_describe(a, buf, sizeof(buf));
@@ -750,6 +758,18 @@ int rb_bench_main(int argc, char **argv)
 	ri.argv = argv;
 	if (b->ctx.ops->versions)
 		b->ctx.ops->versions(&b->ctx, &ri);
+	if (args.p2p && b->ctx.ops->run) {
+		/* Not a collective: the mode prints its own table, per device and rank pair. */
+		if (b->ctx.wrank == 0)
+			rb_print_header(b, &ri);
+		rc = rb_agree(b->ctx.ops->run(&b->ctx));
+		b->ctx.ops->close(&b->ctx);
+		free(b->h_send);
+		free(b->h_got);
+		free(b->h_exp);
+		MPI_Finalize();
+		return rc;
+	}
 	rb_gather_devices(b);
 	if (b->ctx.wrank == 0)
 		rb_print_header(b, &ri);

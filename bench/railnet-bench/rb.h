@@ -32,6 +32,17 @@ enum rb_mode {
 	RB_MODE_NET,
 };
 
+/* --net --p2p: point-to-point tests between rank pairs instead of a collective. */
+enum rb_p2p {
+	RB_P2P_NONE,
+	RB_P2P_BW,   /* ib_write_bw: even rank sends, odd rank receives */
+	RB_P2P_BIBW, /* ib_write_bw -b: both directions at once */
+	RB_P2P_LAT,  /* ib_write_lat: ping-pong, half the round trip */
+	RB_P2P_NR,
+};
+
+extern const char *const rb_p2p_names[RB_P2P_NR];
+
 enum rb_coll {
 	RB_COLL_ALL_REDUCE,
 	RB_COLL_ALL_GATHER,
@@ -118,6 +129,16 @@ struct rb_args {
 	int per_iter, per_iter_skip;
 	const char *json_path, *csv_path;
 	int op_set, root_set, type_set;
+	/* --net only (net_flag names the first one given, for the error under --nccl) */
+	const char *plugin; /* --plugin: NULL = NCCL_NET_PLUGIN, else the built railnet */
+	int net_api;	    /* --net-api: 0 = the newest ncclNetPlugin_vN exported */
+	int net_dev;	    /* --net-dev: -1 = local rank modulo the devices */
+	int merge;	    /* --merge: fuse the ports of one NIC with makeVDevice, as NCCL */
+	int slots;	    /* --slots: requests in flight per direction */
+	size_t chunk;	    /* --chunk: bytes per isend/irecv */
+	enum rb_p2p p2p;    /* --p2p */
+	const char *netns;  /* --netns: join this network namespace after MPI_Init */
+	const char *net_flag;
 };
 
 #define RB_PARSE_HELP 1
@@ -230,6 +251,7 @@ struct rb_run_info {
 	double avg_busbw;
 	const char *bw_verdict; /* "" unchecked, "OK", "FAILED" */
 	const char *error;	/* NULL or the last error */
+	char mode_info[384];	/* one line the mode adds to the header ("" none) */
 };
 
 /* 0 or -errno. The files are written whole at the end of the run. */
@@ -272,6 +294,9 @@ struct rb_mode_ops {
 	void (*versions)(struct rb_ctx *c, struct rb_run_info *r);
 	const char *(*last_error)(struct rb_ctx *c);
 	void (*close)(struct rb_ctx *c);
+	/* Optional: a test that is not a collective sweep (--net --p2p). Called after alloc in
+	 * place of the sweep; prints its own table on world rank 0; returns an exit code. */
+	int (*run)(struct rb_ctx *c);
 };
 
 extern const struct rb_mode_ops rb_mode_nccl;

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # railnet-bench's command line, as a user meets it: -h, and every class of bad input answered
-# with exit 2, a one-line "railnet-bench: ..." reason naming the flag, then the usage. Also the
-# --net stub. Needs no GPU and no MPI launcher (parsing happens before MPI_Init).
+# with exit 2, a one-line "railnet-bench: ..." reason naming the flag, then the usage, for
+# --nccl's and --net's flags. Needs no GPU and no MPI launcher (parsing happens before MPI_Init).
 # Usage: cli.sh path/to/railnet-bench
 set -u
 # Sanitizer builds: MPI, the CUDA runtime and NCCL keep allocations past exit; leak checking of
@@ -58,7 +58,22 @@ check 2 "-t 4: threads per process are not supported" --nccl -t 4
 check 2 "-G 1: CUDA graph capture is not supported" --nccl -G 1
 check 2 "all_gather does not reduce" --nccl --coll all_gather -o max
 check 2 "all_reduce has no root" --nccl -r 2
-usage_expected=0 check 2 "--net mode needs the railnet data path (issue 5); not built yet" --net
+check 2 "--slots: applies to --net only" --nccl --slots 4
+check 2 "--slots 1: out of range, allowed 2..32" --net --slots 1
+check 2 "--chunk 100: out of range, allowed 4K..1G" --net --chunk 100
+check 2 "--chunk 5000: must be a multiple of 128 bytes" --net --chunk 5000
+check 2 "--chunk 'x' is not a size" --net --chunk x
+check 2 "--net-api 5: out of range, allowed 6..12" --net --net-api 5
+check 2 "--net-dev 'x': not an integer" --net --net-dev x
+check 2 "--merge 2: out of range, allowed 0..1" --net --merge 2
+check 2 "--p2p foo: unknown test; known: bw, bibw, lat" --net --p2p foo
+check 2 "--p2p bw replaces the collective" --net --p2p bw --coll sendrecv
+check 2 "--p2p prints its own table" --net --p2p lat --json /tmp/x.json
+check 2 "--plugin: empty name" --net --plugin ''
+check 2 "--netns: empty name" --net --netns ''
+check 2 "--coll broadcast: --net runs all_reduce, reduce_scatter" --net --coll broadcast
+check 2 "-g 2: --net runs one communicator rank per process" --net -g 2
+check 2 "-R: GPU flags apply to --nccl only" --net -R 1
 usage_expected=0 NCCL_TESTS_SPLIT=AND check 2 "communicator splitting is not supported" --nccl
 if ! "$bin" --nccl -h >/dev/null 2>&1; then
 	echo "FAIL: --nccl -h"; fails=$((fails + 1))

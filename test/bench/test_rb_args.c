@@ -202,6 +202,46 @@ static void test_refused_flags(void **state)
 	expect_error("--nccl -G 10", "-G 10: CUDA graph capture is not supported");
 }
 
+/* --net's own flags: defaults, values, ranges, and refused under --nccl. */
+static void test_net_flags(void **state)
+{
+	struct rb_args a;
+
+	assert_int_equal(parse("--net", &a), 0);
+	assert_int_equal(a.mode, RB_MODE_NET);
+	assert_null(a.plugin);
+	assert_int_equal(a.net_api, 0);
+	assert_int_equal(a.net_dev, -1);
+	assert_int_equal(a.merge, 1);
+	assert_int_equal(a.slots, 8);
+	assert_int_equal(a.chunk, 1 << 20);
+	assert_int_equal(a.p2p, RB_P2P_NONE);
+	assert_null(a.netns);
+	assert_int_equal(
+		parse("--net --plugin railnet --net-api 9 --net-dev 5 --merge 0 --slots 32 "
+		      "--chunk 4K --p2p bibw --netns pod0",
+		      &a),
+		0);
+	assert_string_equal(a.plugin, "railnet");
+	assert_int_equal(a.net_api, 9);
+	assert_int_equal(a.net_dev, 5);
+	assert_int_equal(a.merge, 0);
+	assert_int_equal(a.slots, 32);
+	assert_int_equal(a.chunk, 4096);
+	assert_int_equal(a.p2p, RB_P2P_BIBW);
+	assert_string_equal(a.netns, "pod0");
+	assert_int_equal(parse("--net --net-dev auto --chunk 1G", &a), 0);
+	assert_int_equal(a.net_dev, -1);
+	assert_int_equal(a.chunk, 1u << 30);
+	expect_error("--nccl --plugin x", "--plugin: applies to --net only");
+	expect_error("--nccl --p2p bw", "--p2p: applies to --net only");
+	expect_error("--net --net-api 13", "--net-api 13: out of range, allowed 6..12");
+	expect_error("--net --net-dev -1", "--net-dev -1: out of range");
+	expect_error("--net --slots 33", "--slots 33: out of range, allowed 2..32");
+	expect_error("--net --chunk 2G", "--chunk 2G: out of range, allowed 4K..1G");
+	expect_error("--net --p2p ping", "--p2p ping: unknown test");
+}
+
 static void test_describe(void **state)
 {
 	struct rb_args a;
@@ -224,7 +264,7 @@ int main(void)
 		cmocka_unit_test(test_full_command), cmocka_unit_test(test_bad_numbers),
 		cmocka_unit_test(test_bad_sizes),    cmocka_unit_test(test_bad_names),
 		cmocka_unit_test(test_bad_shape),    cmocka_unit_test(test_refused_flags),
-		cmocka_unit_test(test_describe),
+		cmocka_unit_test(test_describe),     cmocka_unit_test(test_net_flags),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,6 +17,23 @@ foreach(t rb_args rb_fmt rb_data rb_out)
 		LIBS railnet_bench_core LABELS "unit;bench")
 endforeach()
 
+# libnccl-net-rbmock.so: a tiny TCP net plugin that tests railnet-bench --net's driver
+# (loading, connect/accept, the ring pipeline, #wrong, error paths) apart from railnet.
+add_library(rbmock MODULE ${CMAKE_CURRENT_LIST_DIR}/mock_net.c)
+set_target_properties(rbmock PROPERTIES OUTPUT_NAME nccl-net-rbmock PREFIX lib
+	LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/test-plugins C_VISIBILITY_PRESET hidden)
+target_include_directories(rbmock PRIVATE ${CMAKE_SOURCE_DIR}/nccl_headers)
+target_compile_options(rbmock PRIVATE -Wno-unused-parameter)
+add_dependencies(railnet-bench rbmock)
+
+foreach(t net_mock net_softverbs)
+	add_test(NAME bench_${t}
+		COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/${t}.sh $<TARGET_FILE:railnet-bench>
+			${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
+	set_tests_properties(bench_${t} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
+		LABELS bench ENVIRONMENT "${RN_TEST_ENV}")
+endforeach()
+
 foreach(t cli nogpu mpi plot)
 	add_test(NAME bench_${t}
 		COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/${t}.sh $<TARGET_FILE:railnet-bench>)
