@@ -60,6 +60,8 @@ static char last_warn[1024];
 	} while (0)
 
 static void logger(int level, unsigned long flags, const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static void logger(int level, unsigned long flags, const char *file, int line, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -681,6 +683,72 @@ static void sc_churn(void)
 	free(buf);
 }
 
+/*
+ * NCCL's optional-completion hint (n == 1): the receive reports done at once and the data is
+ * watched in the buffer, as NCCL's LL protocols do; then iflush: a request with
+ * RAILNET_FLUSH=always (a READ through the self-connected QPs), none with the default on host
+ * memory.
+ */
+static void sc_eager_flush(void)
+{
+	const size_t len = 256 * 1024;
+	unsigned char *buf = xalloc(len);
+	const char *fl = getenv("RAILNET_FLUSH");
+	bool always = fl && !strcmp(fl, "always");
+	void *mh;
+
+	connect_one("h");
+	mh = reg(buf, len);
+	for (int i = 0; i < count; i++) {
+		if (sc) {
+			fill(buf, len - 1, (unsigned)i);
+			buf[len - 1] = (unsigned char)(i + 1); /* the "flag", written last */
+			OK(wait_req(post_send(buf, len, 0, mh), NULL), "test(send)");
+		} else {
+			void *b = buf;
+			size_t l = len;
+			int tag = 0, done = 0, sz = -1;
+			struct rn_request *r = RN_REQUEST_OPTIONAL, *f = NULL;
+			double t0 = now_s();
+
+			buf[len - 1] = 0;
+			while (r == RN_REQUEST_OPTIONAL || !r) {
+				r = RN_REQUEST_OPTIONAL;
+				OK(rn_net_irecv(rcomm, 1, &b, &l, &tag, &mh, NULL, &r), "irecv");
+				CHECK(r != RN_REQUEST_OPTIONAL, "irecv left the hint in *request");
+				CHECK(now_s() - t0 < 60, "irecv never posted");
+			}
+			OK(rn_net_test(r, &done, &sz), "test(eager)");
+			CHECK(done == 1, "an eager receive was not done at its first test");
+			while (__atomic_load_n(&buf[len - 1], __ATOMIC_ACQUIRE) !=
+			       (unsigned char)(i + 1)) {
+				CHECK(now_s() - t0 < 60, "the data of eager receive %d never came",
+				      i);
+				/* the data lands by RDMA; polling another request is what NCCL does,
+				 * here nothing else is pending, so just wait */
+			}
+			verify(buf, len - 1, (unsigned)i, "eager");
+			{
+				int sizes[1] = { (int)len };
+
+				OK(rn_net_iflush(rcomm, 1, &b, sizes, &mh, &f), "iflush");
+			}
+			if (always) {
+				CHECK(f, "RAILNET_FLUSH=always: iflush returned no request");
+				OK(wait_req(f, NULL), "test(flush)");
+			} else {
+				CHECK(!f, "iflush on host memory returned a request");
+			}
+		}
+	}
+	printf("ok: %s/%s: %d eager receives%s\n", scen, role, count,
+	       rcomm ? (always ? ", each flushed by RDMA READ" : ", no flush on host memory") : "");
+	barrier();
+	dereg(mh);
+	close_comms();
+	free(buf);
+}
+
 /* A corrupted handle: connect must refuse it with a reason, never crash. */
 static void sc_badhandle(void)
 {
@@ -746,6 +814,8 @@ int main(int argc, char **argv)
 		sc_cycles();
 	else if (!strcmp(scen, "churn"))
 		sc_churn();
+	else if (!strcmp(scen, "eager"))
+		sc_eager_flush();
 	else if (!strcmp(scen, "badhandle"))
 		sc_badhandle();
 	else
