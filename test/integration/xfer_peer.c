@@ -618,13 +618,20 @@ static void sc_cycles(void)
 		dereg(mh);
 		close_comms();
 		if (i == count / 10) {
+			usleep(100000); /* softverbs reaps closed connections in its own thread */
 			fd0 = count_fds();
 			rss0 = rss_kb();
 		}
 	}
+	usleep(100000);
 	fd1 = count_fds();
 	rss1 = rss_kb();
-	CHECK(fd1 <= fd0, "fds grew from %d to %d over %d cycles", fd0, fd1, count - count / 10);
+	/*
+	 * A few descriptors may be in flight at either sample (a connection softverbs has not
+	 * reaped yet); a leak of one descriptor in a thousand cycles would already add 9.
+	 */
+	CHECK(fd1 <= fd0 + 4, "fds grew from %d to %d over %d cycles", fd0, fd1,
+	      count - count / 10);
 	CHECK(rss1 - rss0 < 4096, "RSS grew from %ld to %ld kB over %d cycles", rss0, rss1,
 	      count - count / 10);
 	printf("ok: %s/%s: %d connect/close cycles, fds %d -> %d, RSS %ld -> %ld kB\n", scen, role,

@@ -98,7 +98,7 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.ib_retry_cnt, 7);
 	assert_int_equal(cfg.ib_pkey, 0);
 	assert_int_equal(cfg.ib_qps_per_conn, 1);
-	assert_false(cfg.ib_split_data_on_qps);
+	assert_true(cfg.ib_split_data_on_qps); /* railnet's measured default */
 	assert_false(cfg.ib_use_inline);
 	assert_string_equal(cfg.socket_ifname, "");
 	rn_config_fini(&cfg);
@@ -163,8 +163,8 @@ static void test_good_values(void **state)
 	rn_expect_good("NCCL_IB_DISABLE=1", &cfg);
 	assert_true(cfg.ib_disable);
 	rn_config_fini(&cfg);
-	rn_expect_good("NCCL_IB_SPLIT_DATA_ON_QPS=1", &cfg);
-	assert_true(cfg.ib_split_data_on_qps);
+	rn_expect_good("NCCL_IB_SPLIT_DATA_ON_QPS=0", &cfg);
+	assert_false(cfg.ib_split_data_on_qps);
 	rn_config_fini(&cfg);
 	rn_expect_good("RAILNET_MERGE=PoRtS", &cfg);
 	assert_int_equal(cfg.merge, RN_MERGE_PORTS);
