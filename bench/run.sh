@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # `make bench`: runs the benchmarks that need no extra hardware. BUILD is the build directory.
 # 1. railnet init time (discovery + GID choice) on the seeds' 16-rail pod view (goal < 50 ms);
-# 2. softverbs-bench: softverbs' own speed (one-copy path, then the stream path).
+# 2. softverbs-bench: softverbs' own speed (one-copy path, then the stream path);
+# 3. bench/datapath.sh: railnet's data path between two pods, split vs round-robin striping and
+#    QPs per port, against softverbs' rate model (root only: the pods are network namespaces).
 set -eu
 BUILD=${BUILD:-build}
 for b in softverbs-bench railnet-doctor softverbs-fabric; do
@@ -25,3 +27,7 @@ echo
 echo "== softverbs-bench: one QP, RDMA WRITE between two processes =="
 "$BUILD/bin/softverbs-bench" "$@"
 SOFTVERBS_VM=off "$BUILD/bin/softverbs-bench" -m 16777216 "$@"
+
+echo
+echo "== railnet data path between two pods: striping modes (docs/performance.md) =="
+bash "$(dirname "$0")/datapath.sh" "$BUILD"

@@ -94,6 +94,7 @@ print("ok: 4 QPs over 2 ports")'
 	run churn "" "" churn --vdev --count 10000
 	run eager "" "" eager --vdev --count 100
 	run eager-flush "RAILNET_FLUSH=always" "" eager --vdev --count 100
+	run dmabuf "SOFTVERBS_DMABUF=memfd" "SOFTVERBS_DMABUF=memfd" dmabuf --vdev --count 50
 	run badhandle "" "" badhandle
 	;;
 faults)

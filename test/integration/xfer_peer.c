@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -322,6 +323,18 @@ static void verify(const unsigned char *p, size_t len, unsigned seed, const char
 			FAIL("%s: byte %zu of %zu is %#x, expected %#x", what, i, len, p[i],
 			     (unsigned char)(x >> 16));
 	}
+}
+
+static bool matches(const volatile unsigned char *p, size_t len, unsigned seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+
+	for (size_t i = 0; i < len; i++) {
+		x = x * 1103515245u + 12345u;
+		if (p[i] != (unsigned char)(x >> 16))
+			return false;
+	}
+	return true;
 }
 
 static unsigned char *xalloc(size_t len)
@@ -727,14 +740,15 @@ static void sc_eager_flush(void)
 			}
 			OK(rn_net_test(r, &done, &sz), "test(eager)");
 			CHECK(done == 1, "an eager receive was not done at its first test");
+			/*
+			 * Parts may land in any order (split striping), as with NCCL's LL lines,
+			 * which carry a flag each: wait until every byte is there.
+			 */
 			while (__atomic_load_n(&buf[len - 1], __ATOMIC_ACQUIRE) !=
-			       (unsigned char)(i + 1)) {
+				       (unsigned char)(i + 1) ||
+			       !matches(buf, len - 1, (unsigned)i))
 				CHECK(now_s() - t0 < 60, "the data of eager receive %d never came",
 				      i);
-				/* the data lands by RDMA; polling another request is what NCCL does,
-				 * here nothing else is pending, so just wait */
-			}
-			verify(buf, len - 1, (unsigned)i, "eager");
 			{
 				int sizes[1] = { (int)len };
 
@@ -754,6 +768,51 @@ static void sc_eager_flush(void)
 	dereg(mh);
 	close_comms();
 	free(buf);
+}
+
+/*
+ * regMrDmaBuf as NCCL calls it: a buffer whose pages come from a dma-buf fd (a memfd under
+ * SOFTVERBS_DMABUF=memfd), the fd closed right after the call; messages through it verify.
+ */
+static void sc_dmabuf(void)
+{
+	const size_t len = 4u << 20;
+	int fd = memfd_create("xfer-dmabuf", 0);
+	unsigned char *buf;
+	void *mh = NULL;
+	void *comm;
+
+	CHECK(fd >= 0 && ftruncate(fd, (off_t)len) == 0, "memfd: %s", strerror(errno));
+	buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(buf != MAP_FAILED, "mmap: %s", strerror(errno));
+	connect_one("h");
+	comm = sc ? (void *)sc : (void *)rcomm;
+	OK(rn_net_reg_mr_dmabuf(comm, buf, len, RN_PTR_HOST, 0, fd, &mh), "regMrDmaBuf");
+	close(fd); /* as NCCL does, right after the call */
+	for (int i = 0; i < count; i++) {
+		size_t sz = len - (size_t)i * 4097;
+		int got = -1;
+
+		if (sc) {
+			fill(buf, sz, (unsigned)i);
+			OK(wait_req(post_send(buf, sz, 0, mh), &got), "test(send)");
+		} else {
+			void *b = buf;
+			size_t l = len;
+			int tag = 0;
+
+			OK(wait_req(post_recv(1, &b, &l, &tag, &mh), &got), "test(recv)");
+			CHECK((size_t)got == sz, "received %d of %zu", got, sz);
+			verify(buf, sz, (unsigned)i, "dmabuf");
+		}
+	}
+	printf("ok: %s/%s: %d messages through a dma-buf registration (fd closed after the "
+	       "call)\n",
+	       scen, role, count);
+	barrier();
+	dereg(mh);
+	close_comms();
+	munmap(buf, len);
 }
 
 /* A corrupted handle: connect must refuse it with a reason, never crash. */
@@ -823,6 +882,8 @@ int main(int argc, char **argv)
 		sc_churn();
 	else if (!strcmp(scen, "eager"))
 		sc_eager_flush();
+	else if (!strcmp(scen, "dmabuf"))
+		sc_dmabuf();
 	else if (!strcmp(scen, "badhandle"))
 		sc_badhandle();
 	else

@@ -8,6 +8,7 @@
 #include "sv.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -163,11 +164,42 @@ SV_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t l
 	return ibv_reg_mr_iova2(pd, addr, length, iova, (unsigned int)access);
 }
 
+/*
+ * dma-buf. softverbs has no device memory, so by default it has no dma-buf support
+ * (EOPNOTSUPP, what a provider without it answers). SOFTVERBS_DMABUF=memfd emulates it for
+ * tests of the registration path: the fd must be a memfd (anything else: EINVAL; -1: EBADF,
+ * as the kernel answers a probe) whose pages the caller has mapped at iova, and the MR covers
+ * [iova, iova + length) of this process, like any other. The fd is not kept: the caller may
+ * close it right after, as NCCL does.
+ */
 SV_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
 					   uint64_t iova, int fd, int access)
 {
-	errno = EOPNOTSUPP;
-	return NULL;
+	const char *e = getenv("SOFTVERBS_DMABUF");
+	char link[64], target[64];
+	ssize_t n;
+
+	(void)offset;
+	if (!e || strcmp(e, "memfd")) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (fd < 0) {
+		errno = EBADF;
+		return NULL;
+	}
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n < 0) {
+		errno = EBADF;
+		return NULL;
+	}
+	target[n] = 0;
+	if (strncmp(target, "/memfd:", 7)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return ibv_reg_mr_iova2(pd, (void *)(uintptr_t)iova, length, iova, (unsigned int)access);
 }
 
 SV_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
