@@ -21,6 +21,7 @@
 #include "railnet/config.h"
 #include "railnet/conn.h"
 #include "railnet/device.h"
+#include "railnet/event.h"
 #include "railnet/log.h"
 #include "railnet/mr.h"
 #include "railnet/net.h"
@@ -668,6 +669,7 @@ static void rn_dev_close_all(void)
 		int rc;
 
 		rn_mr_ctx_close(rn_net.open[i].ctx);
+		rn_event_forget(rn_net.open[i].ctx);
 		rc = rn_verbs()->close_device(rn_net.open[i].ctx);
 		if (rc)
 			RN_WARN("%s: closing the device failed: %s (a connection still open?)",

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "railnet/event.h"
 #include "railnet/gid.h"
 #include "railnet/log.h"
 #include "railnet/net.h"
@@ -675,6 +676,25 @@ static int rn_check_ctl(struct rn_xcomm *c)
 	return 0;
 }
 
+/*
+ * The slow path's look at the devices: drain their asynchronous events (logged there) and move
+ * traffic off the live QPs of a port that reported IBV_EVENT_PORT_ERR.
+ */
+static int rn_check_ports(struct rn_xcomm *c)
+{
+	int rc = 0;
+
+	for (int p = 0; p < c->nports; p++)
+		rn_event_poll(c->set->port[p].dev.ctx, c->set->port[p].dev.name);
+	for (int q = 0; q < c->nqps && !rc; q++) {
+		const struct rn_qp_port *d = &c->set->port[c->xq[q].port].dev;
+
+		if (!c->xq[q].dead && c->nlive > 1 && rn_event_port_down(d->ctx, d->port))
+			rc = rn_failover(c, q, "its port reported IBV_EVENT_PORT_ERR", true);
+	}
+	return rc;
+}
+
 /* ---- completions ------------------------------------------------------------------------- */
 
 static int rn_recv_done(struct rn_xcomm *c, const struct ibv_wc *wc, int q)
@@ -805,6 +825,8 @@ static int rn_handle_wc(struct rn_xcomm *c, int port, const struct ibv_wc *wc)
 		c->st[port].errors++;
 		if (c->xq[q].dead)
 			return 0; /* its chains moved already */
+		if (rn_check_ports(c) || c->xq[q].dead)
+			return c->failed; /* the port's event moved this QP's traffic already */
 		if (rn_link_error(wc->status) && c->nlive > 1) {
 			snprintf(why, sizeof(why), "%s: %s", rn_wr_type_name[type],
 				 rn_verbs()->wc_status_str(wc->status));
@@ -825,7 +847,10 @@ static void rn_keepalive(struct rn_xcomm *c)
 {
 	uint64_t now;
 
-	if (!c->p.keepalive_ms || (++c->idle & RN_XFER_IDLE_CHECK))
+	if (++c->idle & RN_XFER_IDLE_CHECK)
+		return;
+	rn_check_ports(c);
+	if (!c->p.keepalive_ms || c->failed)
 		return;
 	if (!c->nbusy && !c->starved) {
 		c->idle_since_ns = 0;

@@ -44,6 +44,8 @@ pair() {
 	wait "$sp"; src=$?
 	if [ "$rrc" = 0 ] && [ "$src" = 0 ]; then
 		cat "$d/recv.out" "$d/send.out"
+		# the WARNs a scenario provoked (failovers, port events), for the log
+		grep -h WARN "$d/recv.err" "$d/send.err" | cut -c1-200 | head -4
 		return 0
 	fi
 	echo "FAIL: $name (receiver exit $rrc, sender exit $src)"

@@ -115,6 +115,10 @@ static void decide(struct rn_align *a)
 		a->verdict = RN_ALIGN_NO_GPU;
 		return;
 	}
+	if (!a->nrails) { /* "no RDMA device" is the problem the doctor reports then */
+		a->verdict = RN_ALIGN_NO_RAIL;
+		return;
+	}
 	if (aligned) {
 		a->verdict = RN_ALIGN_ALIGNED;
 		return;
@@ -209,6 +213,8 @@ const char *rn_align_verdict_str(int v)
 		return "misaligned";
 	case RN_ALIGN_UNALIGNABLE:
 		return "unalignable";
+	case RN_ALIGN_NO_RAIL:
+		return "no-rail";
 	default:
 		return "unknown";
 	}

@@ -42,6 +42,7 @@ enum rn_align_verdict {
 	RN_ALIGN_ALIGNED,     /* every GPU has a rail on its root, every rail a GPU */
 	RN_ALIGN_MISALIGNED,  /* another choice of the same number of PFs would align */
 	RN_ALIGN_UNALIGNABLE, /* more PFs than the GPUs' roots hold: TM restricted rejects */
+	RN_ALIGN_NO_RAIL,     /* the pod has GPUs but no usable rail: nothing to align */
 };
 
 struct rn_align {

@@ -175,7 +175,8 @@ static void rn_doc_align_problems(struct rn_doc *doc)
 	const struct rn_align *a = doc->align;
 	char list[512] = "";
 
-	if (!a || a->verdict == RN_ALIGN_UNKNOWN || a->verdict == RN_ALIGN_NO_GPU)
+	if (!a || a->verdict == RN_ALIGN_UNKNOWN || a->verdict == RN_ALIGN_NO_GPU ||
+	    a->verdict == RN_ALIGN_NO_RAIL)
 		return;
 	if (!a->gdr.works)
 		rn_doc_problem(
