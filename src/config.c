@@ -167,8 +167,6 @@ static const char *const rn_family_words[] = {
 	[RN_AF_INET] = "AF_INET", [RN_AF_INET6] = "AF_INET6", NULL
 };
 
-#define RN_PENDING_DATA "the data path"
-
 const struct rn_config_var rn_config_table[] = {
 	/* railnet's own */
 	{
@@ -427,8 +425,7 @@ const struct rn_config_var rn_config_table[] = {
 		.type = RN_CFG_BOOL,
 		.def = "0",
 		.help = "1: clear-to-send entries are posted as inline data (QPs are created with "
-			"64 bytes of inline space).",
-		.pending = RN_PENDING_DATA,
+			"512 bytes of inline space, the 8 entries of a multi-receive).",
 		.offset = RN_MEMBER(ib_use_inline, bool),
 	},
 	{

@@ -136,6 +136,7 @@ struct rn_conn_listener {
 	size_t region_bytes;
 	bool flush;
 	int max_send_wr, max_recv_wr;
+	int max_inline;
 	enum rn_conn_accept_state state;
 	int err;
 	struct rn_oob_conn *oob;
@@ -317,7 +318,8 @@ static int rn_conn_connect_start(void *handle, const struct rn_qp_port *ports, i
 {
 	struct rn_qp_params qp = { .role = RN_QP_ROLE_SEND,
 				   .attr = params->attr,
-				   .max_send_wr = params->max_send_wr };
+				   .max_send_wr = params->max_send_wr,
+				   .max_inline = params->max_inline };
 	struct rn_oob_params op = { .timeout_ms = params->timeout_ms,
 				    .peer_hello = rn_conn_connector_hook,
 				    .sockbuf = params->sockbuf };
@@ -450,6 +452,7 @@ int rn_conn_listen(const struct rn_qp_port *ports, int nports, const struct rn_c
 	l->flush = params->flush;
 	l->max_send_wr = params->max_send_wr;
 	l->max_recv_wr = params->max_recv_wr;
+	l->max_inline = params->max_inline;
 	rc = rn_oob_listen(params->iface, handle, &l->oob_l);
 	if (rc) {
 		free(l);
@@ -471,7 +474,8 @@ static int rn_conn_acceptor_hook(void *arg, const struct rn_hello *peer, struct 
 				   .attr = l->attr,
 				   .flush = l->flush,
 				   .max_send_wr = l->max_send_wr,
-				   .max_recv_wr = l->max_recv_wr };
+				   .max_recv_wr = l->max_recv_wr,
+				   .max_inline = l->max_inline };
 	struct rn_qp_info *info;
 	int rc;
 

@@ -740,6 +740,8 @@ static int rn_conn_setup(const char *fn, enum rn_net_view view, int dev, int tra
 	xp->nic = rn_net.num.view[view].nic[dev];
 	cp->flush = role == RN_CONN_RECV &&
 		    (xp->flush == RN_FLUSH_ALWAYS || (xp->flush == RN_FLUSH_AUTO && xp->gdr));
+	xp->inline_cts = role == RN_CONN_RECV && cfg->ib_use_inline;
+	cp->max_inline = cfg->ib_use_inline ? RN_XFER_INLINE : 0;
 	cp->max_send_wr = RN_XFER_SEND_WR;
 	cp->max_recv_wr = role == RN_CONN_RECV ? RN_XFER_RECV_WR : 0;
 	snprintf(xp->name, sizeof(xp->name), "%s", nic->name);

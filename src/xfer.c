@@ -503,7 +503,7 @@ static int rn_post_cts(struct rn_xcomm *c, int slot, uint64_t id, int n)
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	wr.opcode = IBV_WR_RDMA_WRITE;
-	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.send_flags = IBV_SEND_SIGNALED | (c->p.inline_cts ? IBV_SEND_INLINE : 0);
 	wr.wr.rdma.remote_addr =
 		c->conn->remote_region + offsetof(struct rn_send_region, fifo[slot]);
 	wr.wr.rdma.rkey = c->conn->remote_rkey[x->rport];

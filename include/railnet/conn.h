@@ -40,6 +40,7 @@ struct rn_conn_params {
 	size_t region_bytes;	       /* > 0: bytes of this side's region (see above) */
 	bool flush;		       /* acceptor: also create the flush QPs (rn_qp_params) */
 	int max_send_wr, max_recv_wr;  /* per QP, 0: the QP layer's defaults */
+	int max_inline;		       /* per QP inline bytes (NCCL_IB_USE_INLINE), 0: none */
 };
 
 enum rn_conn_role {

@@ -51,6 +51,7 @@
 #define RN_XFER_SEND_WR 1024	  /* send queue depth of every data QP */
 #define RN_XFER_RECV_WR 512	  /* receives pre-posted on every receiver QP (>= RN_XFER_SLOTS) */
 #define RN_XFER_MAX_FLUSH 64	  /* flush requests in flight per receive comm */
+#define RN_XFER_INLINE 512	  /* QP inline bytes with NCCL_IB_USE_INLINE: 8 CTS entries */
 
 /* One clear-to-send entry (64 bytes, so one entry never straddles a cache line pair). */
 struct rn_cts {
@@ -104,6 +105,7 @@ struct rn_xfer_params {
 	long keepalive_ms; /* RAILNET_KEEPALIVE_MS; 0: never probe */
 	int flush;	   /* enum rn_flush_mode */
 	bool gdr;	   /* GPU memory may be registered (ptrSupport has CUDA) */
+	bool inline_cts;   /* NCCL_IB_USE_INLINE: clear-to-send entries posted inline */
 	char name[96];	   /* device name, for logs and stats */
 	int nic;	   /* net.c's device (rn_numbering.nics[] index) */
 };

@@ -85,6 +85,7 @@ assert a["errors"] == 0 and b["errors"] == 0
 print("ok: both ports carried data:", a["tx_bytes"], b["tx_bytes"])'
 	done
 	run multi "" "" multi --vdev --count 200
+	run multi-inline "NCCL_IB_USE_INLINE=1" "NCCL_IB_USE_INLINE=1" multi --vdev --count 100
 	run inflight "" "" inflight --vdev --count 4
 	run inflight-1port "" "" inflight --count 2
 	run stream-4qps "NCCL_IB_QPS_PER_CONNECTION=2" \
