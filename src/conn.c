@@ -327,8 +327,18 @@ static int rn_conn_connect_start(void *handle, const struct rn_qp_port *ports, i
 	struct rn_qp_info *info;
 	struct rn_hello *hello;
 	int rc;
+	struct rn_handle_info hi;
+	char why[256];
+	int remote = nports;
 
-	rc = rn_qp_count(nports, nports, params->qps_per_port, &qp.nqps);
+	/*
+	 * QPs: max(our ports, the listener's) x per port, as NCCL counts them; the listener
+	 * announced its port count in the handle (a bad handle is reported by the OOB layer).
+	 */
+	if (rn_wire_handle_decode(handle, RN_WIRE_HANDLE_SIZE, &hi, why, sizeof(why)) == 0 &&
+	    hi.nports > 0)
+		remote = hi.nports > RN_QP_MAX_PORTS ? RN_QP_MAX_PORTS : hi.nports;
+	rc = rn_qp_count(nports, remote, params->qps_per_port, &qp.nqps);
 	if (rc)
 		return rc;
 	p = calloc(1, sizeof(*p));
@@ -453,7 +463,7 @@ int rn_conn_listen(const struct rn_qp_port *ports, int nports, const struct rn_c
 	l->max_send_wr = params->max_send_wr;
 	l->max_recv_wr = params->max_recv_wr;
 	l->max_inline = params->max_inline;
-	rc = rn_oob_listen(params->iface, handle, &l->oob_l);
+	rc = rn_oob_listen_ports(params->iface, nports, handle, &l->oob_l);
 	if (rc) {
 		free(l);
 		return rc;

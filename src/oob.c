@@ -349,6 +349,12 @@ struct rn_oob_listener {
 
 int rn_oob_listen(const struct rn_oob_if *iface, void *handle, struct rn_oob_listener **out)
 {
+	return rn_oob_listen_ports(iface, 0, handle, out);
+}
+
+int rn_oob_listen_ports(const struct rn_oob_if *iface, int nports, void *handle,
+			struct rn_oob_listener **out)
+{
 	struct rn_handle_info info;
 	struct rn_oob_listener *l;
 	union rn_sockaddr u;
@@ -386,6 +392,7 @@ int rn_oob_listen(const struct rn_oob_if *iface, void *handle, struct rn_oob_lis
 	info.scope_id = iface->family == AF_INET6 ? iface->scope_id : 0;
 	memcpy(info.addr, iface->addr, iface->family == AF_INET ? 4 : 16);
 	l->nonce = info.nonce = rn_oob_nonce();
+	info.nports = nports;
 	memset(handle, 0, RN_WIRE_HANDLE_BUF);
 	rc = rn_wire_handle_encode(&info, handle);
 	if (rc)

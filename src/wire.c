@@ -71,8 +71,9 @@ int rn_wire_handle_encode(const struct rn_handle_info *info, void *buf)
 	} else {
 		return -EINVAL;
 	}
-	if (!info->port)
+	if (!info->port || info->nports < 0 || info->nports > RN_WIRE_MAX_PORTS)
 		return -EINVAL;
+	w.nports = (uint8_t)info->nports;
 	w.magic = htole32(RN_WIRE_HANDLE_MAGIC);
 	w.version = htole16(RN_WIRE_VERSION);
 	w.length = htole16(sizeof(w));
@@ -126,6 +127,10 @@ int rn_wire_handle_decode(const void *buf, size_t len, struct rn_handle_info *ou
 			le32toh(w.crc), crc);
 	if (!rn_all_zero(w.reserved, sizeof(w.reserved)))
 		return rn_wire_fail(-EBADMSG, why, why_len, "handle reserved bytes are not zero");
+	if (w.nports > RN_WIRE_MAX_PORTS)
+		return rn_wire_fail(-EBADMSG, why, why_len,
+				    "handle announces %u ports; railnet connects at most %d",
+				    w.nports, RN_WIRE_MAX_PORTS);
 	switch (le16toh(w.family)) {
 	case RN_WIRE_AF_INET:
 		family = AF_INET;
@@ -149,6 +154,7 @@ int rn_wire_handle_decode(const void *buf, size_t len, struct rn_handle_info *ou
 	info.scope_id = le32toh(w.scope_id);
 	memcpy(info.addr, w.addr, sizeof(info.addr));
 	info.nonce = le64toh(w.nonce);
+	info.nports = w.nports;
 	*out = info;
 	return 0;
 }

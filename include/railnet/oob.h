@@ -61,6 +61,10 @@ struct rn_oob_listener;
  * The listener serves exactly one accept (rn_oob_accept_create).
  */
 int rn_oob_listen(const struct rn_oob_if *iface, void *handle, struct rn_oob_listener **out);
+/* The same, announcing the listening device's port count (0..RN_WIRE_MAX_PORTS) in the
+ * handle, so the connector can size its QPs by both ends. */
+int rn_oob_listen_ports(const struct rn_oob_if *iface, int nports, void *handle,
+			struct rn_oob_listener **out);
 /* Close the listening socket and free. NULL is fine. Must outlive an acceptor that has not
  * reached RN_OOB_RECV_HELLO yet (the acceptor's accept4 uses the listening socket). */
 void rn_oob_listener_destroy(struct rn_oob_listener *l);

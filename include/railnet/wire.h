@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RN_WIRE_VERSION 1
+#define RN_WIRE_VERSION 2 /* 2: the handle carries the listener's port count */
 
 #define RN_WIRE_HANDLE_MAGIC 0x484e5252u /* bytes "RRNH" on the wire */
 #define RN_WIRE_MSG_MAGIC 0x4d4e5252u	 /* bytes "RRNM" on the wire */
@@ -65,7 +65,9 @@ struct rn_wire_handle {
 	uint8_t addr[16];  /* 16: IPv4 in bytes 0..3 (rest zero) or IPv6, network order */
 	uint64_t nonce;	   /* 32: random listener id. listener writes; connector echoes it in
 			       * HELLO and READY, the acceptor refuses a connection without it */
-	uint8_t reserved[20]; /* 40: zero. listener writes zeros, connector checks */
+	uint8_t nports;	   /* 40: ports of the listening device (0: not said), at most
+			       * RN_WIRE_MAX_PORTS. listener writes; connector sizes its QPs by it */
+	uint8_t reserved[19]; /* 41: zero. listener writes zeros, connector checks */
 	uint32_t crc;	      /* 60: CRC-32C of bytes 0..59. listener writes, connector checks */
 };
 
@@ -78,7 +80,8 @@ _Static_assert(offsetof(struct rn_wire_handle, port) == 10, "handle.port");
 _Static_assert(offsetof(struct rn_wire_handle, scope_id) == 12, "handle.scope_id");
 _Static_assert(offsetof(struct rn_wire_handle, addr) == 16, "handle.addr");
 _Static_assert(offsetof(struct rn_wire_handle, nonce) == 32, "handle.nonce");
-_Static_assert(offsetof(struct rn_wire_handle, reserved) == 40, "handle.reserved");
+_Static_assert(offsetof(struct rn_wire_handle, nports) == 40, "handle.nports");
+_Static_assert(offsetof(struct rn_wire_handle, reserved) == 41, "handle.reserved");
 _Static_assert(offsetof(struct rn_wire_handle, crc) == 60, "handle.crc");
 
 #define RN_WIRE_HANDLE_SIZE ((size_t)sizeof(struct rn_wire_handle))
@@ -186,6 +189,7 @@ struct rn_handle_info {
 	uint32_t scope_id;
 	uint8_t addr[16]; /* network order; IPv4 in the first 4 bytes */
 	uint64_t nonce;
+	int nports; /* the listener's ports, 0..RN_WIRE_MAX_PORTS (0: not said) */
 };
 
 struct rn_hello_port {
@@ -225,7 +229,7 @@ int rn_wire_handle_encode(const struct rn_handle_info *info, void *buf);
 /*
  * Decode and validate len bytes. len must equal RN_WIRE_HANDLE_SIZE (more is trailing
  * junk, less is truncated). Returns 0 and fills *out; -EPROTO (magic, version) or -EBADMSG
- * (length, family, port 0, reserved, CRC) with a reason in why.
+ * (length, family, port 0, port count, reserved, CRC) with a reason in why.
  */
 int rn_wire_handle_decode(const void *buf, size_t len, struct rn_handle_info *out, char *why,
 			  size_t why_len);

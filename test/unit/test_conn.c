@@ -123,6 +123,42 @@ static void handshake(struct rn_conn **send, struct rn_conn **recv)
 	*recv = r;
 }
 
+/*
+ * Port counts differ: a 1-port connector to a 2-port listener (which announces its 2 ports in
+ * the handle) opens max(1, 2) x 2 QPs, the acceptor stripes them over both its ports.
+ */
+static void test_port_count_negotiated(void **state)
+{
+	struct rn_conn_params p = test_params(5000);
+	struct rn_conn_listener *l;
+	unsigned char handle[RN_WIRE_HANDLE_BUF];
+	struct rn_conn *s = NULL, *r = NULL;
+	long long t0 = now_ms();
+
+	(void)state;
+	lo = lo_if();
+	assert_int_equal(rn_conn_listen(qport[1], 2, &p, handle, &l), 0);
+	assert_int_equal(((struct rn_wire_handle *)handle)->nports, 2);
+	while (!s || !r) {
+		if (!s)
+			assert_int_equal(rn_conn_connect_step(handle, qport[0], 1, &p, &s), 0);
+		if (!r)
+			assert_int_equal(rn_conn_accept_step(l, &r), 0);
+		assert_true(now_ms() - t0 < 5000);
+	}
+	rn_conn_listen_close(l);
+	assert_int_equal(s->set->nports, 1);
+	assert_int_equal(r->set->nports, 2);
+	assert_int_equal(s->set->nqps, 4);
+	assert_int_equal(r->set->nqps, 4);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(s->set->qp[i].port, 0);
+		assert_int_equal(r->set->qp[i].port, i % 2);
+	}
+	rn_conn_close(s);
+	rn_conn_close(r);
+}
+
 static void test_info_mapping(void **state)
 {
 	struct rn_qp_info a, b;
@@ -433,9 +469,13 @@ static void test_fault_accept(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_info_mapping),	cmocka_unit_test(test_bad_args),
-		cmocka_unit_test(test_handshake_write), cmocka_unit_test(test_connect_timeout),
-		cmocka_unit_test(test_abandon),		cmocka_unit_test(test_cycles),
+		cmocka_unit_test(test_info_mapping),
+		cmocka_unit_test(test_bad_args),
+		cmocka_unit_test(test_port_count_negotiated),
+		cmocka_unit_test(test_handshake_write),
+		cmocka_unit_test(test_connect_timeout),
+		cmocka_unit_test(test_abandon),
+		cmocka_unit_test(test_cycles),
 	};
 
 	const struct CMUnitTest fault[] = {

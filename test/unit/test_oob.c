@@ -527,7 +527,7 @@ static void test_acceptor_drops_garbage_and_wrong_nonce(void **state)
 	/* A HELLO header announcing a huge message: refused before any allocation or read. */
 	rn_test_log_reset();
 	raw = raw_connect(handle);
-	memcpy(junk, "RRNM\x01\x00\x01\x00\xff\xff\xff\x7f\0\0\0\0", 16);
+	memcpy(junk, "RRNM\x02\x00\x01\x00\xff\xff\xff\x7f\0\0\0\0", 16); /* version 2 */
 	assert_int_equal(send(raw, junk, 16, 0), 16);
 	for (int i = 0; i < 100 && rn_test_log.warns == 0; i++) {
 		rn_oob_conn_progress(r);

@@ -154,9 +154,14 @@ static void test_handle_malformed(void **state)
 	expect_handle_bad(b, RN_WIRE_HANDLE_SIZE, -EBADMSG, "checksum");
 
 	memcpy(b, good, sizeof(b));
-	b[offsetof(struct rn_wire_handle, reserved) + 19] = 1;
+	b[offsetof(struct rn_wire_handle, reserved) + 18] = 1; /* the last reserved byte */
 	refresh_crc(b);
 	expect_handle_bad(b, RN_WIRE_HANDLE_SIZE, -EBADMSG, "reserved");
+
+	memcpy(b, good, sizeof(b));
+	b[offsetof(struct rn_wire_handle, nports)] = RN_WIRE_MAX_PORTS + 1;
+	refresh_crc(b);
+	expect_handle_bad(b, RN_WIRE_HANDLE_SIZE, -EBADMSG, "ports");
 
 	memcpy(b, good, sizeof(b));
 	put_le16(b, 8, 5);
