@@ -226,18 +226,6 @@ void rn_mr_put(struct rn_mr_ent *e)
 	pthread_mutex_unlock(&rn_mr_lock);
 }
 
-void rn_mr_stats(const struct ibv_context *ctx, struct rn_mr_stats *out)
-{
-	struct rn_mr_cache *c;
-
-	memset(out, 0, sizeof(*out));
-	pthread_mutex_lock(&rn_mr_lock);
-	c = rn_mr_cache_find(ctx);
-	if (c)
-		*out = c->st;
-	pthread_mutex_unlock(&rn_mr_lock);
-}
-
 void rn_mr_totals(struct rn_mr_stats *out)
 {
 	memset(out, 0, sizeof(*out));

@@ -205,18 +205,3 @@ int rn_stats_flush(const char *path)
 	pthread_mutex_unlock(&rn_stats.lock);
 	return rc;
 }
-
-void rn_stats_totals(uint64_t *conns, uint64_t *tx_bytes, uint64_t *errors)
-{
-	uint64_t b = 0, e = 0;
-
-	pthread_mutex_lock(&rn_stats.lock);
-	for (int i = 0; i < rn_stats.nports; i++) {
-		b += rn_stats.ports[i].st.tx_bytes;
-		e += rn_stats.ports[i].st.errors;
-	}
-	*conns = rn_stats.total_conns;
-	pthread_mutex_unlock(&rn_stats.lock);
-	*tx_bytes = b;
-	*errors = e;
-}

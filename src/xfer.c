@@ -254,38 +254,38 @@ static int rn_proto(struct rn_xcomm *c, const char *fmt, ...)
 	return rn_fail(c, -EPROTO);
 }
 
-/* One WARN with everything about a failed completion; the comm fails. */
-static int rn_fatal_wc(struct rn_xcomm *c, int q, const struct ibv_wc *wc, const char *extra)
+/*
+ * One WARN with everything about a failed completion; the comm fails. q is the data QP's
+ * index, or -1 for a flush QP (connected to itself) on local port `port`.
+ */
+static int rn_fatal_wc(struct rn_xcomm *c, int port, int q, const struct ibv_wc *wc,
+		       const char *extra)
 {
-	const struct rn_qp_set *s = c->set;
+	const struct rn_qp_set_port *lp = &c->set->port[port];
 	int type = rn_wrid_type(wc->wr_id);
 	char lg[INET6_ADDRSTRLEN], rg[INET6_ADDRSTRLEN];
-	const struct rn_xqp *x = &c->xq[q < c->nqps ? q : 0];
-	int port = type == RN_WR_FLUSH ? q : x->port;
+	uint32_t rqpn = q < 0 ? wc->qp_num : c->conn->remote.qp[q].qpn;
 
-	rn_gid_str(s->port[port].dev.gid, lg, sizeof(lg));
-	rn_gid_str(c->conn->remote.port[type == RN_WR_FLUSH ? 0 : x->rport].gid, rg, sizeof(rg));
+	rn_gid_str(lp->dev.gid, lg, sizeof(lg));
+	rn_gid_str(q < 0 ? lp->dev.gid : c->conn->remote.port[c->xq[q].rport].gid, rg, sizeof(rg));
 	RN_WARN("%s: %s comm: %s on QP %u (%s port %d, local GID %s) to QP %u (remote GID %s) "
 		"failed: %s (status %d, vendor error %#x)%s; the connection is unusable",
 		c->p.name, c->role == RN_CONN_SEND ? "send" : "receive",
 		type > 0 && type <= RN_WR_RECV ? rn_wr_type_name[type] : "work request", wc->qp_num,
-		s->port[port].dev.name, s->port[port].dev.port, lg,
-		type == RN_WR_FLUSH ? wc->qp_num : c->conn->remote.qp[q < c->nqps ? q : 0].qpn, rg,
-		rn_verbs()->wc_status_str(wc->status), (int)wc->status, wc->vendor_err,
-		extra ? extra : "");
+		lp->dev.name, lp->dev.port, lg, rqpn, rg, rn_verbs()->wc_status_str(wc->status),
+		(int)wc->status, wc->vendor_err, extra ? extra : "");
 	return rn_fail(c, -EREMOTEIO);
 }
 
 /* ---- posting ----------------------------------------------------------------------------- */
 
-static int rn_ring_cap(void)
-{
-	return RN_XFER_SEND_WR;
-}
-
+/*
+ * Every chain holds at least one work request, so a QP never has more chains outstanding than
+ * RN_XFER_SEND_WR: the send queue's room is also the ring's (RN_XFER_SEND_WR entries).
+ */
 static bool rn_room(const struct rn_xqp *x, int nwr)
 {
-	return x->inflight + nwr <= RN_XFER_SEND_WR && x->head - x->tail < (uint32_t)rn_ring_cap();
+	return x->inflight + nwr <= RN_XFER_SEND_WR;
 }
 
 static int rn_post(struct rn_xcomm *c, int q, struct ibv_send_wr *wr, const struct rn_chain *ch)
@@ -303,7 +303,7 @@ static int rn_post(struct rn_xcomm *c, int q, struct ibv_send_wr *wr, const stru
 			strerror(-rc));
 		return rn_fail(c, -EREMOTEIO);
 	}
-	x->ring[x->head % (uint32_t)rn_ring_cap()] = *ch;
+	x->ring[x->head % RN_XFER_SEND_WR] = *ch;
 	x->head++;
 	x->inflight += ch->nwr;
 	return 0;
@@ -621,7 +621,7 @@ static int rn_failover(struct rn_xcomm *c, int q, const char *why, bool tell)
 		c->set->port[x->port].dev.name, c->set->port[x->port].dev.port, why, c->nlive,
 		c->nqps);
 	for (t = x->tail; t != x->head && !rc; t++)
-		rc = rn_repost_chain(c, &x->ring[t % (uint32_t)rn_ring_cap()]);
+		rc = rn_repost_chain(c, &x->ring[t % RN_XFER_SEND_WR]);
 	x->tail = x->head;
 	x->inflight = 0;
 	if (rc)
@@ -697,6 +697,16 @@ static int rn_check_ports(struct rn_xcomm *c)
 
 /* ---- completions ------------------------------------------------------------------------- */
 
+/* Every byte of the slot's message is there: done; an eager slot is recycled at once. */
+static void rn_rslot_complete(struct rn_xcomm *c, struct rn_rslot *rs)
+{
+	rs->complete = true;
+	if (!rs->req) { /* eager: NCCL is done with it already */
+		rs->busy = false;
+		c->nbusy--;
+	}
+}
+
 static int rn_recv_done(struct rn_xcomm *c, const struct ibv_wc *wc, int q)
 {
 	struct rn_recv_region *R = rn_region(c);
@@ -726,11 +736,7 @@ static int rn_recv_done(struct rn_xcomm *c, const struct ibv_wc *wc, int q)
 					"message %" PRIu64 ": %zu bytes into %d receive(s) of %zu",
 					rs->id, sz, rs->n, rs->size[0]);
 		rs->recvd[0] = sz;
-		rs->complete = true;
-		if (!rs->req) {
-			rs->busy = false;
-			c->nbusy--;
-		}
+		rn_rslot_complete(c, rs);
 		return 0;
 	}
 	if (rs->nparts == 0)
@@ -753,11 +759,7 @@ static int rn_recv_done(struct rn_xcomm *c, const struct ibv_wc *wc, int q)
 					rs->id, i, sz, rs->size[i]);
 		rs->recvd[i] = (size_t)sz;
 	}
-	rs->complete = true;
-	if (!rs->req) { /* eager: NCCL is done with it already */
-		rs->busy = false;
-		c->nbusy--;
-	}
+	rn_rslot_complete(c, rs);
 	return 0;
 }
 
@@ -769,7 +771,7 @@ static int rn_chain_done(struct rn_xcomm *c, int q, int type)
 	if (x->tail == x->head)
 		return rn_proto(c, "a %s completed on QP %u with nothing outstanding",
 				rn_wr_type_name[type], x->qp->qp_num);
-	ch = &x->ring[x->tail % (uint32_t)rn_ring_cap()];
+	ch = &x->ring[x->tail % RN_XFER_SEND_WR];
 	x->tail++;
 	x->inflight -= ch->nwr;
 	if (ch->type == RN_WR_PING)
@@ -815,7 +817,7 @@ static int rn_handle_wc(struct rn_xcomm *c, int port, const struct ibv_wc *wc)
 	if (type == RN_WR_FLUSH) {
 		if (wc->status != IBV_WC_SUCCESS) {
 			c->st[port].errors++;
-			return rn_fatal_wc(c, port, wc, NULL);
+			return rn_fatal_wc(c, port, -1, wc, NULL);
 		}
 		return rn_flush_done(c, wc);
 	}
@@ -832,7 +834,7 @@ static int rn_handle_wc(struct rn_xcomm *c, int port, const struct ibv_wc *wc)
 				 rn_verbs()->wc_status_str(wc->status));
 			return rn_failover(c, q, why, true);
 		}
-		return rn_fatal_wc(c, q, wc,
+		return rn_fatal_wc(c, c->xq[q].port, q, wc,
 				   c->nlive > 1 ? NULL
 						: ", and no other QP of the connection is left");
 	}
@@ -916,6 +918,19 @@ bool rn_xfer_valid(const void *p, int role)
 	return c && c->magic == RN_XCOMM_MAGIC && (role < 0 || c->role == role);
 }
 
+/* The comm's own memory (its conn is closed separately). NULL is fine. */
+static void rn_xcomm_free(struct rn_xcomm *c)
+{
+	if (!c)
+		return;
+	for (int q = 0; q < c->nqps; q++)
+		free(c->xq[q].ring);
+	free(c->pool);
+	free(c->sg);
+	free(c->rs);
+	free(c);
+}
+
 int rn_xfer_create(struct rn_conn *conn, const struct rn_xfer_params *p, struct rn_xcomm **out)
 {
 	size_t need = conn->role == RN_CONN_SEND ? sizeof(struct rn_send_region)
@@ -958,7 +973,7 @@ int rn_xfer_create(struct rn_conn *conn, const struct rn_xfer_params *p, struct 
 		x->qp = conn->set->qp[q].qp;
 		x->port = conn->set->qp[q].port;
 		x->rport = conn->set->qp[q].remote_port;
-		x->ring = calloc((size_t)rn_ring_cap(), sizeof(*x->ring));
+		x->ring = calloc(RN_XFER_SEND_WR, sizeof(*x->ring));
 		if (!x->ring)
 			goto err;
 		if (c->role == RN_CONN_RECV) {
@@ -973,14 +988,7 @@ int rn_xfer_create(struct rn_conn *conn, const struct rn_xfer_params *p, struct 
 err:
 	if (rc == -ENOMEM)
 		RN_WARN("%s: out of memory for a comm", p->name);
-	if (c) {
-		for (int q = 0; q < c->nqps; q++)
-			free(c->xq[q].ring);
-		free(c->pool);
-		free(c->sg);
-		free(c->rs);
-		free(c);
-	}
+	rn_xcomm_free(c);
 	rn_conn_close(conn);
 	return rc == -ENOMEM ? rc : -EREMOTEIO;
 }
@@ -994,12 +1002,7 @@ void rn_xfer_close(struct rn_xcomm *c)
 	for (int i = 0; i < c->npool; i++)
 		c->pool[i].magic = 0;
 	rn_conn_close(c->conn);
-	for (int q = 0; q < c->nqps; q++)
-		free(c->xq[q].ring);
-	free(c->pool);
-	free(c->sg);
-	free(c->rs);
-	free(c);
+	rn_xcomm_free(c);
 }
 
 void rn_xfer_info(const struct rn_xcomm *c, int *role, int *nports, int *nqps, const char **name)

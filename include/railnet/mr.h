@@ -37,7 +37,7 @@ int rn_mr_get(struct ibv_context *ctx, const char *devname, const void *addr, si
 /* Drop one reference; the last deregisters (a failure there is a WARN). NULL is fine. */
 void rn_mr_put(struct rn_mr_ent *ent);
 
-/* Counters of ctx's cache (for tests, stats and the doctor); all 0 for an unknown ctx. */
+/* Counters of the registration caches, summed over every device context (tests). */
 struct rn_mr_stats {
 	int entries;	   /* live registrations */
 	uint64_t regs;	   /* registrations made */
@@ -45,8 +45,6 @@ struct rn_mr_stats {
 	uint64_t deregs;   /* registrations released */
 	uint64_t failures; /* registrations refused by the library */
 };
-void rn_mr_stats(const struct ibv_context *ctx, struct rn_mr_stats *out);
-/* The same, summed over every context's cache. */
 void rn_mr_totals(struct rn_mr_stats *out);
 
 /*

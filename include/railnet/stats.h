@@ -23,7 +23,4 @@ void rn_stats_add_comm(const struct rn_xcomm *c);
  */
 int rn_stats_flush(const char *path);
 
-/* Totals so far (tests): connections seen, data bytes sent, error completions. */
-void rn_stats_totals(uint64_t *conns, uint64_t *tx_bytes, uint64_t *errors);
-
 #endif /* RAILNET_STATS_H */
