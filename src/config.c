@@ -300,8 +300,11 @@ const struct rn_config_var rn_config_table[] = {
 			"exact names after a leading `=`, excluded after a leading `^` (example: "
 			"`^=mlx5_0:1,mlx5_1`). Empty: every device the process can open. The "
 			"value is checked at parse time by the parser discovery uses (at most 32 "
-			"entries, port 1..255, rail and plane 0..32767, no leading zeros); "
-			"matching is done by discovery.",
+			"entries, port 1..255, rail 0..32767, plane 0..16383, no leading zeros; "
+			"empty fields are allowed: `mlx5_0::2` is rail 2 on every port); matching "
+			"is done by discovery. A rail or plane given here is the railId/planeId "
+			"NCCL >= 2.30 sees for matching ports (railnet otherwise derives the rail "
+			"from the port's subnet) and pairs ports by rail in the handshake.",
 		.offset = RN_MEMBER(ib_hca, char *),
 	},
 	{

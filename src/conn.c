@@ -3,8 +3,9 @@
  * Connection establishment (conn.h): drives the OOB handshake of oob.c and, from its
  * peer_hello hook, the QP layer of qp.c, translating struct rn_qp_info to and from the wire's
  * HELLO. It owns the in-progress state of a connector (behind NCCL's handle buffer) and of a
- * listener's one acceptor. It must not block, post work requests or touch the data path, and
- * it does not log what the layers below already logged.
+ * listener's acceptor (one handshake at a time, any number of connections). It must not
+ * block, post work requests or touch the data path, and it does not log what the layers below
+ * already logged.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -119,11 +120,14 @@ struct rn_conn_pending {
 	uint32_t remote_rkey[RN_QP_MAX_PORTS];
 };
 
+/*
+ * A listener accepts any number of connections, one handshake at a time, as NCCL's IB
+ * transport does: IDLE -> RUNNING -> (conn returned) -> IDLE -> RUNNING ... A failed handshake
+ * returns its error once and leaves the listener IDLE for the next connector.
+ */
 enum rn_conn_accept_state {
-	RN_CONN_ACC_IDLE,     /* no acceptor created yet */
-	RN_CONN_ACC_RUNNING,  /* oob acceptor in progress (set created in the hook) */
-	RN_CONN_ACC_RETURNED, /* the conn was handed out */
-	RN_CONN_ACC_FAILED,
+	RN_CONN_ACC_IDLE,    /* no handshake in progress */
+	RN_CONN_ACC_RUNNING, /* oob acceptor in progress (set created in the hook) */
 };
 
 struct rn_conn_listener {
@@ -138,7 +142,6 @@ struct rn_conn_listener {
 	int max_send_wr, max_recv_wr;
 	int max_inline;
 	enum rn_conn_accept_state state;
-	int err;
 	struct rn_oob_conn *oob;
 	struct rn_qp_set *set;
 	struct rn_conn_region region;
@@ -166,6 +169,7 @@ void rn_conn_info_to_hello(const struct rn_qp_info *info, struct rn_hello *h)
 		w->port_num = p->port_num;
 		w->link_layer = p->link_layer;
 		w->mtu = (uint8_t)p->mtu;
+		w->rail = p->rail;
 		w->fifo_rkey = 0; /* filled with the FIFO registration by the data path */
 	}
 	for (i = 0; i < info->nqps; i++) {
@@ -201,6 +205,7 @@ int rn_conn_info_from_hello(const struct rn_hello *h, struct rn_qp_info *info, c
 		info->port[i].lid = h->ports[i].lid;
 		info->port[i].port_num = h->ports[i].port_num;
 		info->port[i].link_layer = h->ports[i].link_layer;
+		info->port[i].rail = h->ports[i].rail;
 	}
 	for (i = 0; i < h->nqps; i++) {
 		info->qp[i].qpn = h->qps[i].qpn;
@@ -472,9 +477,47 @@ int rn_conn_listen(const struct rn_qp_port *ports, int nports, const struct rn_c
 	return 0;
 }
 
+int rn_conn_rail_map(const struct rn_qp_port *ports, int nports, const struct rn_qp_info *remote,
+		     int *qp_port, char *why, size_t why_len)
+{
+	int next[RN_QP_MAX_PORTS] = { 0 };
+	bool identity = true;
+
+	why[0] = '\0';
+	for (int p = 0; p < nports; p++)
+		if (!ports[p].rail)
+			return 0;
+	for (uint32_t r = 0; r < remote->nports; r++)
+		if (!remote->port[r].rail)
+			return 0;
+	for (uint32_t i = 0; i < remote->nqps; i++) {
+		uint32_t rail = remote->port[remote->qp[i].port].rail;
+		int cand[RN_QP_MAX_PORTS], n = 0;
+
+		for (int p = 0; p < nports; p++)
+			if (ports[p].rail == rail)
+				cand[n++] = p;
+		if (!n) {
+			snprintf(
+				why, why_len,
+				"the connector's port %u (port number %u) is on rail 0x%08x, which "
+				"none of this device's ports is on: ports paired by index, expect "
+				"QP "
+				"timeouts if the rails do not reach each other",
+				remote->qp[i].port, remote->port[remote->qp[i].port].port_num,
+				rail);
+			return 0;
+		}
+		qp_port[i] = cand[next[cand[0]]++ % n];
+		identity &= qp_port[i] == (int)(i % (uint32_t)nports);
+	}
+	return identity ? 0 : 1;
+}
+
 /*
- * The connector's HELLO: create the receive QPs (as many as it announced, striped over our
- * ports), connect them to its QPs and describe them in our reply.
+ * The connector's HELLO: create the receive QPs (as many as it announced, each on our port of
+ * the rail of the connector's QP's port, else striped over our ports), connect them to its
+ * QPs and describe them in our reply.
  */
 static int rn_conn_acceptor_hook(void *arg, const struct rn_hello *peer, struct rn_hello *local,
 				 char *why, size_t why_len)
@@ -487,6 +530,8 @@ static int rn_conn_acceptor_hook(void *arg, const struct rn_hello *peer, struct 
 				   .max_recv_wr = l->max_recv_wr,
 				   .max_inline = l->max_inline };
 	struct rn_qp_info *info;
+	int qp_port[RN_QP_MAX_QPS];
+	char rwhy[256];
 	int rc;
 
 	rc = rn_conn_info_from_hello(peer, &l->remote, why, why_len);
@@ -498,6 +543,17 @@ static int rn_conn_acceptor_hook(void *arg, const struct rn_hello *peer, struct 
 		return -ENOMEM;
 	}
 	qp.nqps = (int)l->remote.nqps;
+	rc = rn_conn_rail_map(l->ports, l->nports, &l->remote, qp_port, rwhy, sizeof(rwhy));
+	if (rc > 0) {
+		qp.qp_port = qp_port;
+		RN_INFO(RN_SUB_NET,
+			"accept: %s port %d: QPs paired with the connector's by rail (the two "
+			"sides "
+			"list their ports in different orders)",
+			l->ports[0].name, l->ports[0].port);
+	} else if (rwhy[0]) {
+		RN_WARN("accept: %s", rwhy);
+	}
 	rc = rn_qp_set_create(l->ports, l->nports, &qp, &l->set);
 	if (rc) {
 		snprintf(why, why_len, "creating %d receive QPs failed (%s)", qp.nqps,
@@ -566,10 +622,6 @@ int rn_conn_accept_step(struct rn_conn_listener *l, struct rn_conn **conn)
 
 	if (!l || !conn)
 		return -EINVAL;
-	if (l->state == RN_CONN_ACC_RETURNED)
-		return -EALREADY;
-	if (l->state == RN_CONN_ACC_FAILED)
-		return l->err;
 	if (l->state == RN_CONN_ACC_IDLE) {
 		rc = rn_conn_accept_start(l);
 		if (rc)
@@ -591,14 +643,13 @@ int rn_conn_accept_step(struct rn_conn_listener *l, struct rn_conn **conn)
 	}
 	l->set = NULL; /* now the conn's */
 	rn_conn_accept_unwind(l);
-	l->state = RN_CONN_ACC_RETURNED;
+	l->state = RN_CONN_ACC_IDLE; /* ready for the next connector */
 	*conn = c;
 	return 0;
 
 err_unwind:
 	rn_conn_accept_unwind(l);
-	l->state = RN_CONN_ACC_FAILED;
-	l->err = rc;
+	l->state = RN_CONN_ACC_IDLE;
 	return rc;
 }
 

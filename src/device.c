@@ -6,6 +6,7 @@
  * every verbs call and reads sysfs only below cfg->sysfs_root. It decides nothing about how
  * ports are grouped into NCCL devices (vdev.c) and knows nothing of NCCL's ABI.
  */
+#include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
 #include <limits.h>
@@ -251,7 +252,8 @@ static int rn_probe_port(struct rn_disc_ctx *c, struct ibv_context *vctx, const 
 		rn_pci_root(p.pci_path, p.pci_root, sizeof(p.pci_root));
 	p.numa_node = rn_pci_numa(p.pci_path);
 	p.gid_tbl_len = pa.gid_tbl_len;
-	p.rail_id = hit ? hit->rail : -1;
+	/* rn_rail_derive fills rail_id from the subnet where NCCL_IB_HCA gives none */
+	p.rail_id = hit && hit->rail >= 0 ? hit->rail : RN_RAIL_FROM_SUBNET;
 	p.plane_id = hit ? hit->plane : -1;
 	rc = rn_port_push(c, &p);
 	if (rc) {
@@ -306,6 +308,125 @@ out_close:
 }
 
 /* NCCL's order: PCI path, devices without one last; then name, then port. */
+/* ---- rails ------------------------------------------------------------------------------- */
+
+/* 31-bit FNV-1a of a subnet (never 0: 0 means "unknown") */
+static uint32_t rn_rail_hash(int family, int prefix, const uint8_t *net, int len)
+{
+	uint32_t h = 2166136261u;
+	uint8_t head[2] = { (uint8_t)family, (uint8_t)prefix };
+
+	for (int i = 0; i < 2; i++)
+		h = (h ^ head[i]) * 16777619u;
+	for (int i = 0; i < len; i++)
+		h = (h ^ net[i]) * 16777619u;
+	h &= 0x7fffffffu;
+	return h ? h : 1;
+}
+
+/*
+ * The subnet of one port's GID: network bytes in net (len bytes), its prefix and family.
+ * false when it has none that identifies a rail.
+ */
+static bool rn_rail_subnet(const struct rn_port *p, uint8_t net[16], int *len, int *prefix,
+			   int *family, const char **why)
+{
+	const uint8_t *a = p->gid.raw;
+
+	if (p->link_layer == IBV_LINK_LAYER_INFINIBAND) {
+		static const uint8_t dflt[8] = { 0xfe, 0x80 };
+
+		if (!memcmp(a, dflt, 8)) {
+			*why = "InfiniBand GID prefix is the default fe80::/64 (no rail identity; "
+			       "set NCCL_IB_HCA=dev:port:rail)";
+			return false;
+		}
+		memset(net, 0, 16);
+		memcpy(net, a, 8);
+		*len = 16;
+		*prefix = 64;
+		*family = AF_INET6;
+		return true;
+	}
+	if (p->gid.prefix < 1) {
+		*why = "the netmask of the GID's address is unknown";
+		return false;
+	}
+	/* a RoCE GID stands for an IPv4 address when it is ::ffff:a.b.c.d */
+	*family = rn_gid_family(a, &a);
+	*len = *family == AF_INET ? 4 : 16;
+	*prefix = p->gid.prefix > *len * 8 ? *len * 8 : p->gid.prefix;
+	memset(net, 0, 16);
+	for (int bit = 0; bit < *prefix; bit++)
+		net[bit / 8] |= (uint8_t)(a[bit / 8] & (0x80 >> (bit % 8)));
+	return true;
+}
+
+/* The subnet number's low 15 bits: the network bits right-aligned. */
+static int rn_rail_number(const uint8_t *net, int prefix)
+{
+	int v = 0;
+
+	for (int bit = prefix - 15 < 0 ? 0 : prefix - 15; bit < prefix; bit++)
+		v = v << 1 | ((net[bit / 8] >> (7 - bit % 8)) & 1);
+	return v & 0x7fff;
+}
+
+void rn_rail_derive(struct rn_port *ports, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct rn_port *p = &ports[i];
+		uint8_t net[16];
+		char a[48];
+		int len, prefix, family;
+
+		p->rail_key = 0;
+		p->rail_net[0] = '\0';
+		if (p->rail_id != RN_RAIL_FROM_SUBNET) {
+			p->rail_key = p->rail_id >= 0 ? 0x80000000u | (uint32_t)p->rail_id : 0;
+			snprintf(p->rail_net, sizeof(p->rail_net), "NCCL_IB_HCA");
+			p->rail_why = "given by NCCL_IB_HCA";
+			continue;
+		}
+		p->rail_id = -1;
+		if (!rn_rail_subnet(p, net, &len, &prefix, &family, &p->rail_why))
+			continue;
+		p->rail_key = rn_rail_hash(family, prefix, net, len);
+		p->rail_id = rn_rail_number(net, prefix);
+		inet_ntop(family, net, a, sizeof(a));
+		snprintf(p->rail_net, sizeof(p->rail_net), "%s/%d", a, prefix);
+		p->rail_why = "the subnet of the port's GID";
+	}
+	/*
+	 * Several ports, all in one subnet: that subnet is the whole fabric (one rail network
+	 * for every NIC, routed), not a rail; several subnets each holding some of the ports
+	 * (two NICs per rail) are rails.
+	 */
+	{
+		uint32_t key = 0;
+		int derived = 0;
+		bool one = true;
+
+		for (int i = 0; i < n; i++) {
+			if (ports[i].rail_key & 0x80000000u)
+				continue;
+			if (ports[i].rail_key == 0 || (key && ports[i].rail_key != key))
+				one = false;
+			key = ports[i].rail_key ? ports[i].rail_key : key;
+			derived++;
+		}
+		for (int i = 0; one && derived > 1 && i < n; i++) {
+			if (ports[i].rail_key & 0x80000000u)
+				continue;
+			ports[i].rail_id = -1;
+			ports[i].rail_key = 0;
+			ports[i].rail_why = "every port of this pod is in the same subnet, so the "
+					    "subnet does not tell rails apart (set "
+					    "NCCL_IB_HCA=dev:port:rail)";
+		}
+	}
+}
+
 static int rn_port_cmp(const void *a, const void *b)
 {
 	const struct rn_port *x = a, *y = b;
@@ -373,6 +494,7 @@ int rn_discover(const struct rn_config *cfg, const struct rn_ifaddr *ifa, int ni
 	c.ops->free_device_list(list);
 	if (c.d->nports > 1)
 		qsort(c.d->ports, (size_t)c.d->nports, sizeof(*c.d->ports), rn_port_cmp);
+	rn_rail_derive(c.d->ports, c.d->nports);
 	for (int i = 0; i < c.d->nports; i++) {
 		struct rn_port *p = &c.d->ports[i];
 

@@ -155,7 +155,7 @@ bool rn_addr_in_range(const struct rn_addr_range *r, int family, const uint8_t *
 /* ---- the rule ---------------------------------------------------------------------------- */
 
 /* The address of a RoCE GID: family and bytes (4 for IPv4, 16 for IPv6). */
-static int rn_gid_family(const uint8_t raw[16], const uint8_t **addr)
+int rn_gid_family(const uint8_t raw[16], const uint8_t **addr)
 {
 	if (rn_gid_is_v4mapped(raw)) {
 		*addr = raw + 12;
@@ -306,6 +306,16 @@ int rn_gid_select_roce(const struct rn_gid_entry *table, int n, const struct rn_
 	memcpy(out->raw, table[best].raw, sizeof(out->raw));
 	out->type = table[best].type;
 	snprintf(out->ifname, sizeof(out->ifname), "%s", ifname ? ifname : "");
+	out->prefix = -1;
+	{
+		const uint8_t *addr;
+		int family = rn_gid_family(out->raw, &addr);
+
+		for (int i = 0; i < nifa; i++)
+			if (ifname && !strcmp(ifa[i].name, ifname) &&
+			    rn_ifaddr_has(&ifa[i], family, addr))
+				out->prefix = ifa[i].prefix;
+	}
 	return 0;
 }
 
@@ -337,6 +347,7 @@ int rn_gid_select_ib(const struct rn_gid_entry *table, int n, const char *dev, i
 	}
 	out->type = RN_GID_TYPE_IB;
 	out->ifname[0] = '\0';
+	out->prefix = 64; /* the subnet prefix: the GID's upper 64 bits */
 	return 0;
 }
 
@@ -468,7 +479,7 @@ int rn_gid_table_read(const struct rn_verbs_ops *ops, struct ibv_context *vctx,
 /* ---- address lists ----------------------------------------------------------------------- */
 
 static int rn_ifaddr_push(struct rn_ifaddr **list, int *n, int *cap, const char *name, int family,
-			  const void *addr)
+			  const void *addr, int prefix)
 {
 	struct rn_ifaddr *a;
 
@@ -486,7 +497,43 @@ static int rn_ifaddr_push(struct rn_ifaddr **list, int *n, int *cap, const char 
 	snprintf(a->name, sizeof(a->name), "%s", name);
 	a->family = family;
 	memcpy(a->addr, addr, family == AF_INET ? 4 : 16);
+	a->prefix = prefix;
 	return 0;
+}
+
+/* Length of a contiguous netmask (family's sockaddr), -1 when absent or not contiguous. */
+static int rn_netmask_len(const struct sockaddr *sa)
+{
+	const uint8_t *b;
+	int len, bits = 0, i;
+
+	if (!sa)
+		return -1;
+	if (sa->sa_family == AF_INET) {
+		b = (const uint8_t *)&((const struct sockaddr_in *)(const void *)sa)->sin_addr;
+		len = 4;
+	} else if (sa->sa_family == AF_INET6) {
+		b = ((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr.s6_addr;
+		len = 16;
+	} else {
+		return -1;
+	}
+	for (i = 0; i < len && b[i] == 0xff; i++)
+		bits += 8;
+	if (i < len) {
+		uint8_t v = b[i];
+
+		while (v & 0x80) {
+			bits++;
+			v = (uint8_t)(v << 1);
+		}
+		if (v)
+			return -1;
+		for (i++; i < len; i++)
+			if (b[i])
+				return -1;
+	}
+	return bits;
 }
 
 int rn_ifaddrs_get(struct rn_ifaddr **list, int *n)
@@ -502,11 +549,13 @@ int rn_ifaddrs_get(struct rn_ifaddr **list, int *n)
 			continue;
 		if (i->ifa_addr->sa_family == AF_INET)
 			rc = rn_ifaddr_push(&l, &cnt, &cap, i->ifa_name, AF_INET,
-					    &((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr);
+					    &((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr,
+					    rn_netmask_len(i->ifa_netmask));
 		else if (i->ifa_addr->sa_family == AF_INET6)
 			rc = rn_ifaddr_push(
 				&l, &cnt, &cap, i->ifa_name, AF_INET6,
-				&((struct sockaddr_in6 *)(void *)i->ifa_addr)->sin6_addr);
+				&((struct sockaddr_in6 *)(void *)i->ifa_addr)->sin6_addr,
+				rn_netmask_len(i->ifa_netmask));
 		if (rc)
 			break;
 	}
@@ -533,23 +582,31 @@ int rn_ifaddrs_load(const char *path, struct rn_ifaddr **list, int *n, int *bad_
 	while (fgets(buf, sizeof(buf), f)) {
 		char name[IFNAMSIZ + 1], addr[INET6_ADDRSTRLEN + 8], extra[2];
 		uint8_t bin[16];
-		char *slash;
-		int k, family;
+		char *slash, *end;
+		int k, family, prefix = -1;
 
 		line++;
 		if (buf[0] == '#' || buf[strspn(buf, " \t\r\n")] == '\0')
 			continue;
 		k = sscanf(buf, "%16s %53s %1s", name, addr, extra);
 		slash = k == 2 ? strchr(addr, '/') : NULL;
-		if (slash)
+		if (slash) {
 			*slash = '\0';
+			errno = 0;
+			prefix = slash[1] >= '0' && slash[1] <= '9'
+					 ? (int)strtol(slash + 1, &end, 10)
+					 : -2;
+			if (prefix != -2 && (errno || *end))
+				prefix = -2;
+		}
 		family = strchr(addr, ':') ? AF_INET6 : AF_INET;
-		if (k != 2 || !rn_ifname_valid(name) || inet_pton(family, addr, bin) != 1) {
+		if (k != 2 || !rn_ifname_valid(name) || inet_pton(family, addr, bin) != 1 ||
+		    prefix < -1 || prefix > (family == AF_INET ? 32 : 128)) {
 			*bad_line = line;
 			rc = -EINVAL;
 			break;
 		}
-		rc = rn_ifaddr_push(&l, &cnt, &cap, name, family, bin);
+		rc = rn_ifaddr_push(&l, &cnt, &cap, name, family, bin, prefix);
 		if (rc)
 			break;
 	}

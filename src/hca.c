@@ -62,7 +62,7 @@ int rn_hca_parse(const char *s, struct rn_hca_filter *out, char *why, size_t why
 {
 	static const char *const what[] = { "port", "rail", "plane" };
 	static const int min[] = { 1, 0, 0 };
-	static const int max[] = { RN_HCA_MAX_PORT, RN_HCA_MAX_ID, RN_HCA_MAX_ID };
+	static const int max[] = { RN_HCA_MAX_PORT, RN_HCA_MAX_ID, RN_HCA_MAX_PLANE };
 	struct rn_hca_filter f;
 	const char *p = s ? s : "";
 	int rc;

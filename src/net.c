@@ -35,7 +35,8 @@
 struct rn_net_ctx {
 	struct rn_net_ctx *next; /* rn_net.ctxs, under rn_net.lock */
 	uint64_t comm_id;
-	int traffic_class; /* RN_TRAFFIC_CLASS_UNDEF or 0..255 */
+	int traffic_class;	 /* RN_TRAFFIC_CLASS_UNDEF or 0..255 */
+	struct rn_net_attr attr; /* setNetAttr's latest hints (kept, not used: docs/data-path.md) */
 };
 
 /*
@@ -335,6 +336,13 @@ err_release_config:
 /* Last finalize, under rn_net.lock: the reverse of rn_net_start. */
 static void rn_net_stop(void)
 {
+	int n = rn_xfer_orphans_free();
+
+	if (n)
+		RN_INFO(RN_SUB_NET,
+			"finalize: %d registration handle(s) of closed comms were never "
+			"deregistered; freed",
+			n);
 	rn_stats_flush(rn_config()->stats_path);
 	rn_topo_stop();
 	rn_dev_close_all();
@@ -612,6 +620,8 @@ int rn_net_set_attr(struct rn_net_ctx *ctx, const struct rn_net_attr *attr)
 	if (!rn_ctx_live(ctx)) {
 		RN_WARN("setNetAttr: ctx %p is not a live railnet context", (void *)ctx);
 		rc = -EBADF;
+	} else {
+		ctx->attr = *attr;
 	}
 	pthread_mutex_unlock(&rn_net.lock);
 	return rc;
@@ -680,13 +690,43 @@ static void rn_dev_close_all(void)
 
 /* ---- connection setup ------------------------------------------------------------------- */
 
-#define RN_LISTEN_MAGIC 0x4e53494cu /* "LISN" */
-
+/*
+ * Live listen comms are kept in a list, so that accept or closeListen on one already closed
+ * is refused by looking it up, never by reading freed memory (a harness that reuses a stale
+ * pointer gets an error, not a crash).
+ */
 struct rn_listen_comm {
-	uint32_t magic;
+	struct rn_listen_comm *next; /* rn_listens, under rn_listens_lock */
 	struct rn_conn_listener *l;
 	struct rn_xfer_params xp;
 };
+
+static pthread_mutex_t rn_listens_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rn_listen_comm *rn_listens;
+
+static void rn_listen_track(struct rn_listen_comm *lc)
+{
+	pthread_mutex_lock(&rn_listens_lock);
+	lc->next = rn_listens;
+	rn_listens = lc;
+	pthread_mutex_unlock(&rn_listens_lock);
+}
+
+/* Is lc live? With unlink, also take it off the list (closeListen). */
+static bool rn_listen_live(const struct rn_listen_comm *lc, bool unlink)
+{
+	struct rn_listen_comm **pp;
+	bool found;
+
+	pthread_mutex_lock(&rn_listens_lock);
+	for (pp = &rn_listens; *pp && *pp != lc; pp = &(*pp)->next)
+		;
+	found = *pp != NULL;
+	if (found && unlink)
+		*pp = lc->next;
+	pthread_mutex_unlock(&rn_listens_lock);
+	return found;
+}
 
 /*
  * Under rn_net.lock: the QP-layer ports of device dev of a view, the parameters of its
@@ -715,6 +755,7 @@ static int rn_conn_setup(const char *fn, enum rn_net_view view, int dev, int tra
 		rc = rn_qp_port_query(ctx, pt->name, pt->port, pt->gid.index, &ports[i]);
 		if (rc)
 			return rc;
+		ports[i].rail = pt->rail_key;
 	}
 	*nports = with_ports ? nic->nports : 0;
 	memset(cp, 0, sizeof(*cp));
@@ -785,7 +826,7 @@ int rn_net_listen_in(enum rn_net_view view, struct rn_net_ctx *ctx, int dev, voi
 		free(lc);
 		return rc;
 	}
-	lc->magic = RN_LISTEN_MAGIC;
+	rn_listen_track(lc);
 	*listen_comm = lc;
 	return 0;
 }
@@ -850,16 +891,10 @@ int rn_net_accept(struct rn_listen_comm *listen_comm, struct rn_recv_comm **recv
 		return rn_null_arg("accept", "listenComm");
 	if (!recv_comm)
 		return rn_null_arg("accept", "recvComm");
-	if (listen_comm->magic != RN_LISTEN_MAGIC)
+	if (!rn_listen_live(listen_comm, false))
 		return rn_unknown("accept", "listenComm", listen_comm);
 	*recv_comm = NULL;
 	rc = rn_conn_accept_step(listen_comm->l, &conn);
-	if (rc == -EALREADY) {
-		RN_WARN("accept: listenComm %p already accepted its connection (one accept per "
-			"listen)",
-			(void *)listen_comm);
-		return -EINVAL;
-	}
 	if (rc || !conn)
 		return rc;
 	rc = rn_xfer_create(conn, &listen_comm->xp, &xc);
@@ -943,6 +978,9 @@ int rn_net_dereg_mr(void *comm, void *mhandle)
 		return rn_null_arg("deregMr", "comm");
 	if (!mhandle)
 		return rn_null_arg("deregMr", "mhandle");
+	/* a handle of a comm closed first: comm may be freed, so it is not looked at */
+	if (rn_xfer_orphan_dereg(mhandle))
+		return 0;
 	if (!rn_xfer_valid(comm, -1))
 		return rn_unknown("deregMr", "comm", comm);
 	if (!rn_xfer_mh_valid(mhandle))
@@ -1079,9 +1117,8 @@ int rn_net_close_listen(struct rn_listen_comm *comm)
 {
 	if (!comm)
 		return rn_null_arg("closeListen", "listenComm");
-	if (comm->magic != RN_LISTEN_MAGIC)
+	if (!rn_listen_live(comm, true))
 		return rn_unknown("closeListen", "listenComm", comm);
-	comm->magic = 0;
 	rn_conn_listen_close(comm->l);
 	free(comm);
 	return 0;

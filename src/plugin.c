@@ -27,6 +27,12 @@ _Static_assert(RN_PTR_HOST == NCCL_PTR_HOST && RN_PTR_CUDA == NCCL_PTR_CUDA &&
 		       RN_PTR_DMABUF == NCCL_PTR_DMABUF,
 	       "NCCL_PTR_* values");
 _Static_assert(RN_MAX_VDEV_CHILDREN == NCCL_NET_MAX_DEVS_PER_NIC_V12, "vdev children");
+/* proto.h's per-version vNIC sizes are NCCL's vProps.devs[] lengths */
+_Static_assert(RN_PROTO_VDEV_CHILDREN_V9 == NCCL_NET_MAX_DEVS_PER_NIC_V9 &&
+		       RN_PROTO_VDEV_CHILDREN_V9 == NCCL_NET_MAX_DEVS_PER_NIC_V10 &&
+		       RN_PROTO_VDEV_CHILDREN_V9 == NCCL_NET_MAX_DEVS_PER_NIC_V11,
+	       "v9..v11 vNIC children");
+_Static_assert(RN_PROTO_VDEV_CHILDREN_V12 == NCCL_NET_MAX_DEVS_PER_NIC_V12, "v12 vNIC children");
 _Static_assert(RN_TRAFFIC_CLASS_UNDEF == NCCL_NET_TRAFFIC_CLASS_UNDEF, "undefined TC");
 _Static_assert(RN_ID_UNDEF == NCCL_NET_ID_UNDEF, "undefined rail/plane");
 _Static_assert(RN_MAX_P2P_BYTES == NCCL_MAX_NET_SIZE_BYTES, "maxP2pBytes bound");

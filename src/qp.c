@@ -369,6 +369,12 @@ static void rn_qp_set_unwind(struct rn_qp_set *s, int nports_pd, int nports_cq, 
 	free(s);
 }
 
+/* The local port index of QP i: the caller's map, else striped. */
+static int rn_qp_port_of(const struct rn_qp_params *p, int i, int nports)
+{
+	return p->qp_port ? p->qp_port[i] : i % nports;
+}
+
 int rn_qp_set_create(const struct rn_qp_port *ports, int nports, const struct rn_qp_params *p,
 		     struct rn_qp_set **out)
 {
@@ -381,6 +387,9 @@ int rn_qp_set_create(const struct rn_qp_port *ports, int nports, const struct rn
 	    p->nqps > RN_QP_MAX_QPS || (p->role != RN_QP_ROLE_SEND && p->role != RN_QP_ROLE_RECV) ||
 	    p->max_send_wr < 0 || p->max_recv_wr < 0 || p->max_inline < 0 || !out)
 		return -EINVAL;
+	for (i = 0; p->qp_port && i < p->nqps; i++)
+		if (p->qp_port[i] < 0 || p->qp_port[i] >= nports)
+			return -EINVAL;
 	send_wr = p->max_send_wr ? p->max_send_wr : RN_QP_DEF_SEND_WR;
 	recv_wr = p->max_recv_wr ? p->max_recv_wr
 				 : (p->role == RN_QP_ROLE_RECV ? RN_QP_DEF_RECV_WR : 0);
@@ -403,8 +412,11 @@ int rn_qp_set_create(const struct rn_qp_port *ports, int nports, const struct rn
 	}
 	for (ncq = 0; ncq < nports; ncq++) {
 		struct rn_qp_set_port *sp = &s->port[ncq];
-		int on_port = (p->nqps - ncq + nports - 1) / nports;
-		int cqe = on_port * (send_wr + recv_wr) + (p->flush ? RN_QP_FLUSH_SEND_WR : 0);
+		int on_port = 0, cqe;
+
+		for (i = 0; i < p->nqps; i++)
+			on_port += rn_qp_port_of(p, i, nports) == ncq;
+		cqe = on_port * (send_wr + recv_wr) + (p->flush ? RN_QP_FLUSH_SEND_WR : 0);
 
 		err = rn_verbs()->create_cq(sp->dev.ctx, cqe, NULL, NULL, 0, &sp->cq);
 		if (err) {
@@ -417,7 +429,7 @@ int rn_qp_set_create(const struct rn_qp_port *ports, int nports, const struct rn
 		struct rn_qp_ent *e = &s->qp[nqp];
 		struct ibv_qp *qp;
 
-		e->port = nqp % nports;
+		e->port = rn_qp_port_of(p, nqp, nports);
 		e->remote_port = -1;
 		err = rn_qp_new(&s->port[e->port], send_wr, recv_wr, p->max_inline, &qp);
 		if (err)
@@ -461,6 +473,7 @@ void rn_qp_set_info(const struct rn_qp_set *set, struct rn_qp_info *out)
 		pi->lid = d->lid;
 		pi->port_num = (uint8_t)d->port;
 		pi->link_layer = (uint8_t)d->link_layer;
+		pi->rail = d->rail;
 	}
 	for (i = 0; i < set->nqps; i++) {
 		out->qp[i].qpn = set->qp[i].qp->qp_num;

@@ -161,6 +161,32 @@ static char *rn_common_path(const struct rn_port *ports, const int *idx, int n)
 	return r;
 }
 
+/*
+ * NCCL IB's plane index of a port: 0 for an undefined plane, else 1 + the rank of its plane
+ * among the distinct defined planes in port order (ports are in NCCL's PCI order).
+ */
+static int rn_plane_index(const struct rn_port *ports, int nports, int plane)
+{
+	int k = 0;
+
+	if (plane < 0)
+		return 0;
+	for (int j = 0; j < nports; j++) {
+		bool seen = false;
+
+		if (ports[j].plane_id < 0)
+			continue;
+		for (int i = 0; i < j; i++)
+			seen |= ports[i].plane_id == ports[j].plane_id;
+		if (seen)
+			continue;
+		k++;
+		if (ports[j].plane_id == plane)
+			return k;
+	}
+	return 0;
+}
+
 int rn_nic_init(struct rn_nic *nic, const struct rn_port *ports, int nports, const int *idx, int n)
 {
 	bool all_paths = true;
@@ -194,8 +220,15 @@ int rn_nic_init(struct rn_nic *nic, const struct rn_port *ports, int nports, con
 		t.speed += p->speed;
 		if (p->rail_id != t.rail_id)
 			t.rail_id = -1;
-		if (p->plane_id != t.plane_id)
-			t.plane_id = -1;
+		/* NCCL IB's merged plane: the virtual bit and one bit per child's plane index */
+		if (n > 1) {
+			int k = rn_plane_index(ports, nports, p->plane_id);
+
+			if (i == 0)
+				t.plane_id = RN_PLANE_VIRT_BIT;
+			if (k < RN_PLANE_VIRT_SHIFT)
+				t.plane_id |= 1 << k;
+		}
 		if (p->max_qp < t.max_comms)
 			t.max_comms = p->max_qp;
 		t.ports[i] = idx[i];

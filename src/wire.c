@@ -231,6 +231,7 @@ int rn_wire_hello_encode(const struct rn_hello *h, void *buf, size_t cap, size_t
 		e.link_layer = s->link_layer;
 		e.mtu = s->mtu;
 		e.fifo_rkey = htole32(s->fifo_rkey);
+		e.rail = htole32(s->rail);
 		memcpy(p, &e, sizeof(e));
 		p += sizeof(e);
 	}
@@ -380,7 +381,7 @@ int rn_wire_hello_decode(const void *buf, size_t len, struct rn_hello *out, char
 		if (!rn_mtu_valid(e.mtu))
 			return rn_wire_fail(-EBADMSG, why, why_len,
 					    "port entry %u: MTU code %u, allowed 1..5", i, e.mtu);
-		if (!rn_all_zero(e.reserved, sizeof(e.reserved)) || e.reserved2)
+		if (!rn_all_zero(e.reserved, sizeof(e.reserved)))
 			return rn_wire_fail(-EBADMSG, why, why_len,
 					    "port entry %u: reserved bytes are set", i);
 		memcpy(h.ports[i].gid, e.gid, sizeof(e.gid));
@@ -389,6 +390,7 @@ int rn_wire_hello_decode(const void *buf, size_t len, struct rn_hello *out, char
 		h.ports[i].link_layer = e.link_layer;
 		h.ports[i].mtu = e.mtu;
 		h.ports[i].fifo_rkey = le32toh(e.fifo_rkey);
+		h.ports[i].rail = le32toh(e.rail);
 	}
 	for (unsigned i = 0; i < nq; i++) {
 		struct rn_wire_qp e;

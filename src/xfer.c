@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,47 +50,6 @@ static const char *const rn_wr_type_name[] = {
 	[RN_WR_PING] = "keepalive probe", [RN_WR_CTL] = "failover notice",
 	[RN_WR_FLUSH] = "flush read",	  [RN_WR_RECV] = "receive",
 };
-
-static inline uint64_t rn_wrid(int type, int q, uint32_t info)
-{
-	return (uint64_t)type << 56 | (uint64_t)(q & 0xffff) << 32 | info;
-}
-
-static inline int rn_wrid_type(uint64_t id)
-{
-	return (int)(id >> 56);
-}
-
-static inline int rn_wrid_qp(uint64_t id)
-{
-	return (int)((id >> 32) & 0xffff);
-}
-
-static inline uint32_t rn_wrid_info(uint64_t id)
-{
-	return (uint32_t)id;
-}
-
-/*
- * Immediates. Parts: bit 31 clear, slot 0-7, part 8-14, parts - 1 15-21, (id >> 8) & 0x1ff
- * 22-30; the sizes travel in the record written before part 0. Small messages (one buffer,
- * one part, under RN_IMM_SMALL_MAX bytes): bit 31 set, slot 0-7, (id >> 8) & 3 8-9, size
- * 10-30, and no record write: one work request per message, as NCCL's IB transport does.
- */
-#define RN_IMM_SMALL (1u << 31)
-#define RN_IMM_SMALL_MAX (1u << 21)
-
-static inline uint32_t rn_imm(uint64_t id, int part, int nparts)
-{
-	return (uint32_t)(id & 0xff) | (uint32_t)part << 8 | (uint32_t)(nparts - 1) << 15 |
-	       (uint32_t)((id >> 8) & 0x1ff) << 22;
-}
-
-static inline uint32_t rn_imm_small(uint64_t id, size_t size)
-{
-	return RN_IMM_SMALL | (uint32_t)(id & 0xff) | (uint32_t)((id >> 8) & 3) << 8 |
-	       (uint32_t)size << 10;
-}
 
 struct rn_chain {
 	uint64_t id;
@@ -177,6 +137,7 @@ struct rn_xcomm {
 	int pings_out;
 	int flush_out;
 	struct rn_xfer_port_stats st[RN_QP_MAX_PORTS];
+	struct rn_mh *mhs; /* live registrations made on this comm, under rn_mh_lock */
 };
 
 static uint64_t rn_now_ns(void)
@@ -710,14 +671,12 @@ static void rn_rslot_complete(struct rn_xcomm *c, struct rn_rslot *rs)
 static int rn_recv_done(struct rn_xcomm *c, const struct ibv_wc *wc, int q)
 {
 	struct rn_recv_region *R = rn_region(c);
-	uint32_t imm = ntohl(wc->imm_data);
-	bool small = imm & RN_IMM_SMALL;
-	int slot = (int)(imm & 0xff), part = small ? 0 : (int)((imm >> 8) & 0x7f);
-	int nparts = small ? 1 : (int)((imm >> 15) & 0x7f) + 1;
-	uint32_t seq = small ? (imm >> 8) & 3 : (imm >> 22) & 0x1ff;
-	struct rn_rslot *rs = &c->rs[slot];
+	struct rn_imm_fields f;
+	struct rn_rslot *rs;
 	struct rn_xqp *x = &c->xq[q];
 
+	rn_imm_decode(ntohl(wc->imm_data), &f);
+	rs = &c->rs[f.slot];
 	c->st[x->port].rx_parts++;
 	if (!x->dead && ++x->recv_debt >= RN_XFER_REPOST) {
 		int rc = rn_post_recvs(c, q, x->recv_debt);
@@ -726,10 +685,10 @@ static int rn_recv_done(struct rn_xcomm *c, const struct ibv_wc *wc, int q)
 			return rc;
 		x->recv_debt = 0;
 	}
-	if (!rs->busy || rs->complete || (uint32_t)((rs->id >> 8) & (small ? 3 : 0x1ff)) != seq)
+	if (!rs->busy || rs->complete || rn_imm_seq(rs->id, f.small) != f.seq)
 		return 0; /* a part sent twice across a failover, already counted */
-	if (small) {
-		size_t sz = (imm >> 10) & (RN_IMM_SMALL_MAX - 1);
+	if (f.small) {
+		size_t sz = f.size;
 
 		if (rs->n != 1 || sz > rs->size[0])
 			return rn_proto(c,
@@ -740,17 +699,17 @@ static int rn_recv_done(struct rn_xcomm *c, const struct ibv_wc *wc, int q)
 		return 0;
 	}
 	if (rs->nparts == 0)
-		rs->nparts = nparts;
-	if (rs->nparts != nparts || part >= nparts)
+		rs->nparts = f.nparts;
+	if (rs->nparts != f.nparts || f.part >= f.nparts)
 		return rn_proto(c, "message %" PRIu64 ": part %d of %d, after parts of %d", rs->id,
-				part, nparts, rs->nparts);
-	if (rs->mask[part / 64] & (1ull << (part % 64)))
+				f.part, f.nparts, rs->nparts);
+	if (rs->mask[f.part / 64] & (1ull << (f.part % 64)))
 		return 0;
-	rs->mask[part / 64] |= 1ull << (part % 64);
+	rs->mask[f.part / 64] |= 1ull << (f.part % 64);
 	if (++rs->got < rs->nparts)
 		return 0;
 	for (int i = 0; i < rs->n; i++) {
-		uint64_t sz = __atomic_load_n(&R->rec[slot][i], __ATOMIC_ACQUIRE);
+		uint64_t sz = __atomic_load_n(&R->rec[f.slot][i], __ATOMIC_ACQUIRE);
 
 		if (sz > rs->size[i])
 			return rn_proto(c,
@@ -909,6 +868,103 @@ static int rn_progress(struct rn_xcomm *c)
 	return c->failed;
 }
 
+/* ---- registration handles ----------------------------------------------------------------- */
+
+/*
+ * Every comm's list of live handles and the orphan list share one lock: registration is not
+ * on the data path, and a comm's close may race a deregMr of another comm on another thread.
+ */
+static pthread_mutex_t rn_mh_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rn_mh *rn_orphans;
+
+static void rn_mh_link(struct rn_mh **head, struct rn_mh *mh)
+{
+	mh->prev = NULL;
+	mh->next = *head;
+	if (*head)
+		(*head)->prev = mh;
+	*head = mh;
+}
+
+static void rn_mh_unlink(struct rn_mh **head, struct rn_mh *mh)
+{
+	if (mh->prev)
+		mh->prev->next = mh->next;
+	else
+		*head = mh->next;
+	if (mh->next)
+		mh->next->prev = mh->prev;
+	mh->prev = mh->next = NULL;
+}
+
+/* Under rn_mh_lock: release mh's cache references. */
+static void rn_mh_release(struct rn_mh *mh)
+{
+	for (int i = 0; i < mh->nports; i++)
+		rn_mr_put(mh->ent[i]);
+	mh->nports = 0;
+}
+
+/*
+ * At close: the comm's handles become orphans. They stay valid (regIsGlobal: a handle serves
+ * every comm of its device) until deregMr, or the last finalize, releases them.
+ */
+static void rn_xcomm_orphan_mhs(struct rn_xcomm *c)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&rn_mh_lock);
+	while (c->mhs) {
+		struct rn_mh *mh = c->mhs;
+
+		rn_mh_unlink(&c->mhs, mh);
+		mh->owner = NULL;
+		rn_mh_link(&rn_orphans, mh);
+		n++;
+	}
+	pthread_mutex_unlock(&rn_mh_lock);
+	if (n)
+		RN_INFO(RN_SUB_NET,
+			"%s: %s comm closed with %d registration(s) not deregistered; they stay "
+			"valid on the device until deregMr or finalize",
+			c->p.name, c->role == RN_CONN_SEND ? "send" : "receive", n);
+}
+
+bool rn_xfer_orphan_dereg(const void *p)
+{
+	struct rn_mh *mh;
+
+	pthread_mutex_lock(&rn_mh_lock);
+	for (mh = rn_orphans; mh && mh != p; mh = mh->next)
+		;
+	if (mh) {
+		rn_mh_unlink(&rn_orphans, mh);
+		mh->magic = 0;
+		rn_mh_release(mh);
+	}
+	pthread_mutex_unlock(&rn_mh_lock);
+	free(mh);
+	return mh != NULL;
+}
+
+int rn_xfer_orphans_free(void)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&rn_mh_lock);
+	while (rn_orphans) {
+		struct rn_mh *mh = rn_orphans;
+
+		rn_mh_unlink(&rn_orphans, mh);
+		mh->magic = 0;
+		rn_mh_release(mh);
+		free(mh);
+		n++;
+	}
+	pthread_mutex_unlock(&rn_mh_lock);
+	return n;
+}
+
 /* ---- comms ------------------------------------------------------------------------------- */
 
 bool rn_xfer_valid(const void *p, int role)
@@ -998,6 +1054,7 @@ void rn_xfer_close(struct rn_xcomm *c)
 	if (!c)
 		return;
 	rn_stats_add_comm(c);
+	rn_xcomm_orphan_mhs(c);
 	c->magic = 0;
 	for (int i = 0; i < c->npool; i++)
 		c->pool[i].magic = 0;
@@ -1064,16 +1121,22 @@ int rn_xfer_reg(struct rn_xcomm *c, void *data, size_t size, int type, int fd, u
 		return rc;
 	}
 	mh->magic = RN_MH_MAGIC;
+	mh->owner = c;
+	pthread_mutex_lock(&rn_mh_lock);
+	rn_mh_link(&c->mhs, mh);
+	pthread_mutex_unlock(&rn_mh_lock);
 	*out = mh;
 	return 0;
 }
 
 int rn_xfer_dereg(struct rn_xcomm *c, struct rn_mh *mh)
 {
-	(void)c;
+	(void)c; /* a handle may be deregistered through any comm of its device, as NCCL IB's */
+	pthread_mutex_lock(&rn_mh_lock);
 	mh->magic = 0;
-	for (int i = 0; i < mh->nports; i++)
-		rn_mr_put(mh->ent[i]);
+	rn_mh_unlink(mh->owner ? &mh->owner->mhs : &rn_orphans, mh);
+	rn_mh_release(mh);
+	pthread_mutex_unlock(&rn_mh_lock);
 	free(mh);
 	return 0;
 }
@@ -1159,14 +1222,16 @@ int rn_xfer_isend(struct rn_xcomm *c, void *data, size_t size, int tag, struct r
 		c->nbusy++;
 	}
 	c->starved = false;
+	/*
+	 * Matching is NCCL IB's: the first free buffer of the receive at the FIFO's head whose
+	 * tag is this send's. None: "not now" (NULL request); the caller retries, typically after
+	 * posting the sends of the other tags, and the connection stays healthy.
+	 */
 	for (i = 0; i < g->nreqs; i++)
 		if (!g->req[i] && g->cts[i].tag == tag)
 			break;
 	if (i == g->nreqs)
-		return rn_proto(c,
-				"isend with tag %d: the receiver's posted receive %" PRIu64
-				" (%d buffer(s)) has no free buffer with that tag",
-				tag, g->id, g->nreqs);
+		return rn_progress(c);
 	r = rn_req_get(c, RN_REQ_SEND);
 	if (!r)
 		return 0;

@@ -81,20 +81,30 @@ static void __attribute__((noreturn)) rb_abort(struct rb_bench *b, int rc)
 	exit(rc);
 }
 
+/*
+ * Which ranks share a host, as NCCL decides it: NCCL_HOSTID when set (two ranks on one machine
+ * then count as two hosts, e.g. two "nodes" sharing one GPU under MPS), else the hostname and
+ * the boot id.
+ */
 static uint64_t rb_host_hash(void)
 {
+	const char *id = getenv("NCCL_HOSTID");
 	char buf[512] = { 0 };
 	uint64_t h = 1469598103934665603ULL;
 	FILE *f;
 	size_t n;
 
-	gethostname(buf, 255);
-	n = strlen(buf);
-	f = fopen("/proc/sys/kernel/random/boot_id", "r");
-	if (f) {
-		if (!fgets(buf + n, (int)(sizeof(buf) - n), f))
-			buf[n] = 0;
-		fclose(f);
+	if (id && *id) {
+		snprintf(buf, sizeof(buf), "%s", id);
+	} else {
+		gethostname(buf, 255);
+		n = strlen(buf);
+		f = fopen("/proc/sys/kernel/random/boot_id", "r");
+		if (f) {
+			if (!fgets(buf + n, (int)(sizeof(buf) - n), f))
+				buf[n] = 0;
+			fclose(f);
+		}
 	}
 	for (const char *p = buf; *p; p++)
 		h = (h ^ (unsigned char)*p) * 1099511628211ULL;

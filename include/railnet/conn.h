@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Connection establishment: the glue of the OOB handshake (oob.h), the wire codec (wire.h)
- * and the QP layer (qp.h). A listener owns an OOB listening socket and, once accepting, one
- * in-progress acceptor; a connector's in-progress state lives behind NCCL's handle buffer
+ * and the QP layer (qp.h). A listener owns an OOB listening socket and, while accepting, one
+ * in-progress acceptor at a time; a connector's in-progress state lives behind NCCL's handle buffer
  * (bytes 64..127, which the wire format leaves to the connector). The connector creates its
  * QP set (role SEND) and sends a HELLO built from rn_qp_set_info; the acceptor, when that
  * HELLO arrives, creates its QP set (role RECV, as many QPs as the connector announced,
@@ -68,7 +68,9 @@ struct rn_conn_listener;
 /*
  * Listen on params->iface and write NCCL's handle (RN_WIRE_HANDLE_BUF bytes) into handle.
  * ports[0..nports) (copied) are the local ports the accepted connection's QPs use; their
- * contexts must stay open until the connection is closed. One listener accepts one connection.
+ * contexts must stay open until the connection is closed. A listener accepts any number of
+ * connections (each connector with its own copy of the handle), one handshake at a time, until
+ * rn_conn_listen_close.
  */
 int rn_conn_listen(const struct rn_qp_port *ports, int nports, const struct rn_conn_params *params,
 		   void *handle, struct rn_conn_listener **out);
@@ -88,9 +90,9 @@ bool rn_conn_connect_pending(const void *handle);
 void rn_conn_connect_abort(void *handle);
 
 /*
- * Drive the acceptor of l. Returns 0 with *conn set when connected, 0 with *conn NULL to be
- * called again, -EALREADY once l has returned its connection, or -errno (the in-progress
- * state is freed; the listener is then only good for rn_conn_listen_close).
+ * Drive the acceptor of l. Returns 0 with *conn set when connected (the next call starts
+ * waiting for the next connector), 0 with *conn NULL to be called again, or -errno for a
+ * handshake that failed (its state is freed; the listener stays usable for the next one).
  */
 int rn_conn_accept_step(struct rn_conn_listener *l, struct rn_conn **conn);
 
@@ -99,6 +101,16 @@ void rn_conn_close(struct rn_conn *c);
 /* Free an in-progress acceptor, close the socket, free. NULL is fine. Independent of the
  * conn the listener returned. */
 void rn_conn_listen_close(struct rn_conn_listener *l);
+
+/*
+ * The acceptor's pairing of QPs by rail: for each of remote's QPs, the index of the local port
+ * on the rail of the remote QP's port (several such ports: in turn). Returns 1 with qp_port
+ * filled (remote->nqps entries) when that differs from striping (QP i on port i % nports); 0
+ * when striping is already right or the rails cannot say (a rail key unknown on either side,
+ * why = ""; or a remote rail no local port is on, why = the reason, for one WARN).
+ */
+int rn_conn_rail_map(const struct rn_qp_port *ports, int nports, const struct rn_qp_info *remote,
+		     int *qp_port, char *why, size_t why_len);
 
 /*
  * The mapping between the QP layer's info and the handshake message, field by field (exposed

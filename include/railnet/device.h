@@ -28,6 +28,7 @@
 #define RN_DEV_NAME_MAX 64
 #define RN_DROP_WHY_MAX 512
 #define RN_DROP_FIX_MAX 320
+#define RN_RAIL_FROM_SUBNET (-2) /* rn_port.rail_id before rn_rail_derive: not from NCCL_IB_HCA */
 
 /* One usable port (NCCL's "physical device"). */
 struct rn_port {
@@ -48,8 +49,17 @@ struct rn_port {
 	int numa_node;	   /* -1 when unknown */
 	int gid_tbl_len;
 	struct rn_gid_choice gid;
-	int rail_id;  /* from NCCL_IB_HCA, -1 undefined */
-	int plane_id; /* from NCCL_IB_HCA, -1 undefined */
+	/*
+	 * The rail (rn_rail_derive): NCCL_IB_HCA's "hca:port:rail:plane" when given, else the
+	 * subnet of the chosen GID (RoCE: the pod's address and its netmask; InfiniBand: the GID
+	 * prefix), the same on every node that shares the rail. rail_key pairs ports by rail in
+	 * the handshake (0: unknown), rail_id is what NCCL >= 2.30 sees (-1: undefined).
+	 */
+	int rail_id;	      /* 0..32767, -1 undefined */
+	int plane_id;	      /* from NCCL_IB_HCA, -1 undefined */
+	uint32_t rail_key;    /* 0: unknown */
+	char rail_net[64];    /* "10.10.0.0/16", "NCCL_IB_HCA", or "" (see rail_why) */
+	const char *rail_why; /* static text: how rail_id was found, or why it is undefined */
 };
 
 enum rn_drop_kind {
@@ -94,6 +104,18 @@ struct rn_discovery {
 int rn_discover(const struct rn_config *cfg, const struct rn_ifaddr *ifa, int nifa,
 		struct rn_discovery **out);
 void rn_discovery_destroy(struct rn_discovery *d);
+
+/*
+ * Rails of ports[0..n): for each port, NCCL_IB_HCA's rail when it gave one (has_hca_rail),
+ * else the subnet of its GID: RoCE, the address the GID stands for masked by that address's
+ * netmask (gid.prefix); InfiniBand, the GID's subnet prefix unless it is the default
+ * fe80::/64. rail_id is the subnet number's low 15 bits, so /16 or /24 rails numbered
+ * consecutively get consecutive ids; rail_key a 31-bit hash of family, prefix and network
+ * (0x80000000 | id for NCCL_IB_HCA rails). When this process has several ports and all of them
+ * are in one subnet, that subnet is the fabric's single network, not a rail: they get no rail
+ * (-1, key 0). Pure: no I/O, no logging.
+ */
+void rn_rail_derive(struct rn_port *ports, int n);
 
 /* ib_core netns_mode under sysfs_root: 'Y', 'N' or '?'. */
 char rn_netns_mode(const char *sysfs_root);

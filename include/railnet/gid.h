@@ -60,6 +60,7 @@ struct rn_ifaddr {
 	char name[IFNAMSIZ];
 	int family; /* AF_INET or AF_INET6 */
 	uint8_t addr[16];
+	int prefix; /* netmask length; -1 when unknown */
 };
 
 /* NCCL_IB_ADDR_RANGE, parsed. family 0: no range (everything matches). */
@@ -97,6 +98,7 @@ struct rn_gid_choice {
 	uint8_t raw[16];
 	int type;		  /* enum rn_gid_type */
 	char ifname[IFNAMSIZ];	  /* interface carrying the address ("" on InfiniBand) */
+	int prefix;		  /* that address's netmask length (-1 unknown); 64 on IB */
 	char why[RN_GID_WHY_MAX]; /* the reason, for INFO logs and the doctor */
 };
 
@@ -133,6 +135,12 @@ int rn_gid_select_ib(const struct rn_gid_entry *table, int n, const char *dev, i
  */
 int rn_addr_range_parse(const char *s, struct rn_addr_range *out, char *why, size_t why_len);
 bool rn_addr_in_range(const struct rn_addr_range *r, int family, const uint8_t *addr);
+
+/*
+ * The family of the address a RoCE GID stands for: AF_INET for ::ffff:a.b.c.d (*addr points
+ * at its 4 bytes), else AF_INET6 (*addr = raw).
+ */
+int rn_gid_family(const uint8_t raw[16], const uint8_t **addr);
 
 /* GID as sysfs prints it (8 groups of 4 hex digits). */
 void rn_gid_str(const uint8_t raw[16], char *buf, size_t len);

@@ -16,13 +16,14 @@
 #define RN_HCA_MAX_ENTRIES 32 /* NCCL's documented limit */
 #define RN_HCA_NAME_MAX 64    /* IB_DEVICE_NAME_MAX, with the NUL */
 #define RN_HCA_MAX_PORT 255
-#define RN_HCA_MAX_ID 32767 /* rail and plane are int16 in the v12 properties */
+#define RN_HCA_MAX_ID 32767    /* rail and plane are int16 in the v12 properties */
+#define RN_HCA_MAX_PLANE 16383 /* bit 14 marks merged planes (NCCL IB refuses it in a plane) */
 
 struct rn_hca_entry {
 	char name[RN_HCA_NAME_MAX];
 	int port;  /* 1..255, or -1: any port */
 	int rail;  /* 0..32767, or -1: undefined */
-	int plane; /* 0..32767, or -1: undefined */
+	int plane; /* 0..16383, or -1: undefined */
 };
 
 struct rn_hca_filter {

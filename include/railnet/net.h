@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "railnet/log.h"
+#include "railnet/proto.h"
 
 /* Configuration errors: distinct from -EINVAL (bad argument) so they map to InvalidUsage. */
 #define RN_ECONFIG EDOM
@@ -40,8 +41,8 @@
 #define RN_PTR_HOST 0x1
 #define RN_PTR_CUDA 0x2
 #define RN_PTR_DMABUF 0x4
-#define RN_MAX_RECVS 8	       /* largest n of a grouped irecv (maxRecvs) */
-#define RN_MAX_VDEV_CHILDREN 8 /* devices merged into one virtual device */
+#define RN_MAX_RECVS RN_PROTO_MAX_RECVS		/* largest n of a grouped irecv (maxRecvs) */
+#define RN_MAX_VDEV_CHILDREN RN_PROTO_MAX_PORTS /* ports merged into one virtual device */
 #define RN_TRAFFIC_CLASS_UNDEF (-1)
 #define RN_TRAFFIC_CLASS_FROM_CTX (-2) /* connect: use the traffic class given to init */
 #define RN_ID_UNDEF (-1)	       /* rail_id / plane_id not known */
@@ -145,7 +146,11 @@ int rn_net_get_properties_in(enum rn_net_view view, int dev, struct rn_props *pr
  * layers or PCIe roots, or RAILNET_MERGE=none; -ENOSPC when the table is full.
  */
 int rn_net_make_vdevice(const struct rn_vprops *props, int *dev);
-/* Hints for ctx's communicator; currently accepted and ignored. -EFAULT, -EBADF. */
+/*
+ * Hints for ctx's communicator (NCCL >= 2.28 sends them at connect and before transfers).
+ * Kept in ctx, not used: as NCCL IB's, whose setNetAttr is a no-op (docs/data-path.md says
+ * why). -EFAULT, -EBADF.
+ */
 int rn_net_set_attr(struct rn_net_ctx *ctx, const struct rn_net_attr *attr);
 
 /*

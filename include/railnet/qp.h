@@ -26,10 +26,11 @@
 
 #include "railnet/config.h"
 #include "railnet/device.h"
+#include "railnet/proto.h"
 #include "railnet/verbs.h"
 
-#define RN_QP_MAX_PORTS 4 /* ports of one virtual device (NCCL_NET_MAX_DEVS_PER_NIC) */
-#define RN_QP_MAX_QPS 128 /* QPs of one connection (NCCL's NCCL_IB_MAX_QPS) */
+#define RN_QP_MAX_PORTS RN_PROTO_MAX_PORTS /* ports of one virtual device (proto.h) */
+#define RN_QP_MAX_QPS RN_PROTO_MAX_QPS	   /* QPs of one connection (proto.h) */
 
 /* Default queue depths (NCCL: 2 x NCCL_NET_MAX_REQUESTS sends, NCCL_NET_MAX_REQUESTS recvs). */
 #define RN_QP_DEF_SEND_WR 512
@@ -49,6 +50,8 @@ struct rn_qp_port {
 	uint16_t lid;		    /* host order; 0 on RoCE */
 	int mtu;		    /* active MTU, enum ibv_mtu */
 	int link_layer;		    /* IBV_LINK_LAYER_INFINIBAND or IBV_LINK_LAYER_ETHERNET */
+	uint32_t rail;		    /* the port's rail key (rn_port.rail_key), 0: unknown; set
+				     * by the caller, rn_qp_port_query leaves it 0 */
 };
 
 /*
@@ -97,6 +100,8 @@ struct rn_qp_params {
 	int max_inline;	 /* per QP inline bytes (NCCL_IB_USE_INLINE); 0: none */
 	bool flush;	 /* also one self-connected flush QP per port (receiver, GPU flush) */
 	struct rn_qp_attr attr;
+	const int *qp_port; /* NULL: QP i on port i % nports; else on port qp_port[i] (the
+			     * acceptor pairs its QPs with the connector's by rail) */
 };
 
 /*
@@ -112,12 +117,13 @@ struct rn_qp_port_info {
 	uint16_t lid;	    /* InfiniBand LID; 0 on RoCE */
 	uint8_t port_num;   /* ibv port number on the peer */
 	uint8_t link_layer; /* IBV_LINK_LAYER_INFINIBAND (1) or IBV_LINK_LAYER_ETHERNET (2) */
+	uint32_t rail;	    /* the port's rail key, 0: unknown (rn_qp_port.rail) */
 };
 
 struct rn_qp_qp_info {
 	uint32_t qpn;  /* 24-bit QP number */
 	uint32_t psn;  /* 24-bit initial send PSN: the peer's rq_psn */
-	uint32_t port; /* index into rn_qp_info.port[] (i % nports) */
+	uint32_t port; /* index into rn_qp_info.port[] (i % nports, or the rail pairing's) */
 };
 
 struct rn_qp_info {
@@ -137,7 +143,7 @@ struct rn_qp_set_port {
 
 struct rn_qp_ent {
 	struct ibv_qp *qp;
-	int port;	 /* index into rn_qp_set.port[]: i % nports */
+	int port;	 /* index into rn_qp_set.port[]: i % nports, or rn_qp_params.qp_port[i] */
 	uint32_t psn;	 /* our initial send PSN */
 	int remote_port; /* index into the peer's ports; -1 until connected */
 };

@@ -13,8 +13,11 @@
  *    different NICs are never merged by railnet.
  *  - rn_nic_init: the properties of such a device: name "a+b" (a port's device name, plus
  *    ":port" when its device has several kept ports), speed the sum, pciPath the members'
- *    common path, guid and maxComms of the first member (maxComms: the smallest), rail and
- *    plane when all members agree (else -1).
+ *    common path, guid and maxComms of the first member (maxComms: the smallest), the rail
+ *    when all members agree (else -1) and, for several members, NCCL IB's merged plane:
+ *    RN_PLANE_VIRT_BIT | 1 << (plane index of each member: 0 for an undefined plane, else 1 +
+ *    the rank of its plane among the defined ones in port order). NCCL >= 2.30 keeps a ring
+ *    on one plane, so a vNIC pairs only with vNICs of the same members' planes, as with IB's.
  *  - rn_numbering_build: the device numbering NCCL sees, from one discovery, for both
  *    numberings of net.h (enum rn_net_view). net.c and railnet-doctor both call it, so the
  *    doctor shows exactly the devices the plugin offers.
@@ -31,6 +34,9 @@
 
 #include "railnet/device.h"
 #include "railnet/net.h"
+
+#define RN_PLANE_VIRT_SHIFT 14
+#define RN_PLANE_VIRT_BIT (1 << RN_PLANE_VIRT_SHIFT) /* NCCL IB's NCCL_IB_PLANE_VIRT_BIT */
 
 /* One device NCCL sees. */
 struct rn_nic {

@@ -18,7 +18,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RN_WIRE_VERSION 2 /* 2: the handle carries the listener's port count */
+#include "railnet/proto.h"
+
+/*
+ * 2: the handle carries the listener's port count. 3: port entries carry the rail key, CTS
+ * entries hold 8 rkeys (proto.h).
+ */
+#define RN_WIRE_VERSION 3
 
 #define RN_WIRE_HANDLE_MAGIC 0x484e5252u /* bytes "RRNH" on the wire */
 #define RN_WIRE_MSG_MAGIC 0x4d4e5252u	 /* bytes "RRNM" on the wire */
@@ -27,9 +33,9 @@
 #define RN_WIRE_HANDLE_BUF 128
 
 /* Limits a decoder enforces (a peer announcing more is refused). */
-#define RN_WIRE_MAX_PORTS 8	   /* ports of one virtual device (RAILNET_MERGE caps at 8) */
-#define RN_WIRE_MAX_QPS 1024	   /* NCCL_IB_QPS_PER_CONNECTION (<= 128) x RN_WIRE_MAX_PORTS */
-#define RN_WIRE_QPN_MASK 0xffffffu /* QPNs and PSNs are 24-bit */
+#define RN_WIRE_MAX_PORTS RN_PROTO_MAX_PORTS /* ports of one connection (proto.h) */
+#define RN_WIRE_MAX_QPS RN_PROTO_MAX_QPS     /* QPs of one connection (proto.h) */
+#define RN_WIRE_QPN_MASK 0xffffffu	     /* QPNs and PSNs are 24-bit */
 
 enum rn_wire_af {
 	RN_WIRE_AF_INET = 4,
@@ -135,7 +141,8 @@ struct rn_wire_port {
 	uint8_t mtu;	     /* 20: active MTU as enum ibv_mtu (1..5); path MTU = min of both */
 	uint8_t reserved[3]; /* 21: zero */
 	uint32_t fifo_rkey;  /* 24: rkey of fifo_addr's registration on this port */
-	uint32_t reserved2;  /* 28: zero */
+	uint32_t rail;	     /* 28: the port's rail key (0: unknown). owner writes; the acceptor
+			      * puts each QP on its port of the connector's port's rail */
 };
 
 _Static_assert(sizeof(struct rn_wire_port) == 32, "port entry is 32 bytes");
@@ -144,6 +151,7 @@ _Static_assert(offsetof(struct rn_wire_port, port_num) == 18, "port.port_num");
 _Static_assert(offsetof(struct rn_wire_port, link_layer) == 19, "port.link_layer");
 _Static_assert(offsetof(struct rn_wire_port, mtu) == 20, "port.mtu");
 _Static_assert(offsetof(struct rn_wire_port, fifo_rkey) == 24, "port.fifo_rkey");
+_Static_assert(offsetof(struct rn_wire_port, rail) == 28, "port.rail");
 
 /* One RC QP of the sender. Written by its owner, read by the peer for RTR. */
 struct rn_wire_qp {
@@ -199,6 +207,7 @@ struct rn_hello_port {
 	uint8_t link_layer;
 	uint8_t mtu;
 	uint32_t fifo_rkey;
+	uint32_t rail;
 };
 
 struct rn_hello_qp {

@@ -43,56 +43,16 @@
 
 #include "railnet/conn.h"
 #include "railnet/mr.h"
+#include "railnet/proto.h"
 
-#define RN_XFER_SLOTS 256   /* requests in flight per comm: NCCL_NET_MAX_REQUESTS x maxRecvs */
-#define RN_XFER_MAX_RECVS 8 /* maxRecvs */
-#define RN_XFER_ALIGN 128   /* split chunks are multiples of this */
-#define RN_XFER_MAX_WR (1u << 30) /* bytes of one work request */
-#define RN_XFER_SEND_WR 1024	  /* send queue depth of every data QP */
-#define RN_XFER_RECV_WR 512	  /* receives pre-posted on every receiver QP (>= RN_XFER_SLOTS) */
-#define RN_XFER_MAX_FLUSH 64	  /* flush requests in flight per receive comm */
-#define RN_XFER_INLINE 512	  /* QP inline bytes with NCCL_IB_USE_INLINE: 8 CTS entries */
-
-/* One clear-to-send entry (64 bytes, so one entry never straddles a cache line pair). */
-struct rn_cts {
-	uint64_t addr;			/* 0: receive buffer */
-	uint64_t size;			/* 8: its size */
-	uint32_t rkey[RN_QP_MAX_PORTS]; /* 16: its key on each receiver port */
-	uint32_t nreqs;			/* 32: buffers of this receive (1..8) */
-	int32_t tag;			/* 36 */
-	uint64_t reserved[2];		/* 40 */
-	uint64_t idx;			/* 56: request id + 1, written last */
-};
-_Static_assert(sizeof(struct rn_cts) == 64, "rn_cts is 64 bytes");
-
-/* Control word a peer writes into our region: the QPs it declared dead (bit i = QP i). */
-struct rn_xfer_ctl {
-	uint64_t dead[RN_QP_MAX_QPS / 64];
-	uint64_t seq; /* bumped by every notice */
-	uint64_t reserved[5];
-};
-_Static_assert(sizeof(struct rn_xfer_ctl) == 64, "rn_xfer_ctl is 64 bytes");
-
-/*
- * Region layouts (rn_conn.region). Sender: fifo (written by the receiver), ctl (written by the
- * receiver), then local staging: the size records it sends and its own ctl notice. Receiver:
- * rec (written by the sender), ctl (written by the sender), then local: the shadow CTS
- * entries it writes, its own ctl notice and the flush sink.
- */
-struct rn_send_region {
-	struct rn_cts fifo[RN_XFER_SLOTS][RN_XFER_MAX_RECVS];
-	struct rn_xfer_ctl ctl_in;
-	uint64_t rec_out[RN_XFER_SLOTS][RN_XFER_MAX_RECVS];
-	struct rn_xfer_ctl ctl_out;
-};
-
-struct rn_recv_region {
-	uint64_t rec[RN_XFER_SLOTS][RN_XFER_MAX_RECVS];
-	struct rn_xfer_ctl ctl_in;
-	struct rn_cts cts_out[RN_XFER_SLOTS][RN_XFER_MAX_RECVS];
-	struct rn_xfer_ctl ctl_out;
-	uint64_t sink[8];
-};
+#define RN_XFER_SLOTS RN_PROTO_SLOTS	     /* requests in flight per comm */
+#define RN_XFER_MAX_RECVS RN_PROTO_MAX_RECVS /* maxRecvs */
+#define RN_XFER_ALIGN 128		     /* split chunks are multiples of this */
+#define RN_XFER_MAX_WR (1u << 30)	     /* bytes of one work request */
+#define RN_XFER_SEND_WR 1024		     /* send queue depth of every data QP */
+#define RN_XFER_RECV_WR 512  /* receives pre-posted on every receiver QP (>= RN_XFER_SLOTS) */
+#define RN_XFER_MAX_FLUSH 64 /* flush requests in flight per receive comm */
+#define RN_XFER_INLINE 512   /* QP inline bytes with NCCL_IB_USE_INLINE: 8 CTS entries */
 
 enum rn_flush_mode {
 	RN_FLUSH_AUTO,	 /* flush GPU buffers (when GPUDirect RDMA is possible) */
@@ -110,10 +70,18 @@ struct rn_xfer_params {
 	int nic;	   /* net.c's device (rn_numbering.nics[] index) */
 };
 
-/* A registration handle (NCCL's mhandle): one cache reference per port of the comm. */
+/*
+ * A registration handle (NCCL's mhandle): one cache reference per port of the comm. The comm
+ * keeps a list of its live handles; when it is closed before they are deregistered, they
+ * become "orphans": still valid on every comm of the device (regIsGlobal), and released by
+ * deregMr (with any comm pointer, even the closed one's, which is then not looked at) or by
+ * the last finalize.
+ */
 struct rn_mh {
 	uint32_t magic;
-	int type; /* RN_PTR_HOST or RN_PTR_CUDA */
+	struct rn_xcomm *owner;	   /* NULL once orphaned */
+	struct rn_mh *prev, *next; /* owner's list, or the orphan list; under one lock */
+	int type;		   /* RN_PTR_HOST or RN_PTR_CUDA */
 	uintptr_t addr;
 	size_t size;
 	int nports;
@@ -147,6 +115,13 @@ bool rn_xfer_valid(const void *c, int role);
 int rn_xfer_reg(struct rn_xcomm *c, void *data, size_t size, int type, int fd, uint64_t offset,
 		struct rn_mh **out);
 int rn_xfer_dereg(struct rn_xcomm *c, struct rn_mh *mh);
+/*
+ * deregMr of a handle whose comm was closed first: true when p is such an orphan (released and
+ * freed then); false for anything else, which is not touched (p is compared, never read).
+ */
+bool rn_xfer_orphan_dereg(const void *p);
+/* Release and free every orphan (the last finalize). Returns how many there were. */
+int rn_xfer_orphans_free(void);
 bool rn_xfer_mh_valid(const void *mh);
 
 int rn_xfer_isend(struct rn_xcomm *c, void *data, size_t size, int tag, struct rn_mh *mh,

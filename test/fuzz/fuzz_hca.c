@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (!e->name[0] || strlen(e->name) >= RN_HCA_NAME_MAX ||
 			    (e->port != -1 && (e->port < 1 || e->port > RN_HCA_MAX_PORT)) ||
 			    e->rail < -1 || e->rail > RN_HCA_MAX_ID || e->plane < -1 ||
-			    e->plane > RN_HCA_MAX_ID)
+			    e->plane > RN_HCA_MAX_PLANE)
 				abort();
 		}
 		for (size_t d = 0; d < sizeof(devs) / sizeof(devs[0]); d++) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# NCCL end to end through railnet (issue 5, item 9), for a machine with >= 2 GPUs, as root,
-# never in CI. Brings up test/fixtures/small.spec with softverbs-fabric (real network
+# NCCL end to end through railnet (issue 5, item 9), for a machine with GPUs, as root, never
+# in CI. With one GPU the two ranks are two hosts (NCCL_HOSTID) sharing it under CUDA MPS. Brings up test/fixtures/small.spec with softverbs-fabric (real network
 # namespaces; each pod has one dual-port NIC, 2 PFs) and, inside pod0, runs railnet-bench
 # --nccl with one GPU per rank (mpirun -np 2; NP=1 runs both GPUs in one process, where NCCL
 # 2.28.3 keeps the physical ports of its second communicator instead of the merged virtual
@@ -32,7 +32,16 @@ mkdir -p "$OUT"
 fab=$OUT/fabric
 skip() { echo "nccl_e2e: $*; skipped" >&2; exit 77; }
 command -v nvidia-smi >/dev/null || skip "no nvidia-smi"
-[ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" -ge 2 ] || skip "needs 2 GPUs"
+ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+[ "$ngpu" -ge 1 ] || skip "no GPU"
+# One GPU: the two ranks are two "hosts" sharing it (NCCL_HOSTID per rank, as NCCL and
+# railnet-bench count hosts), under CUDA MPS so that they do not time-slice the GPU.
+mps=
+if [ "$ngpu" -lt 2 ]; then
+	[ "$NP" -gt 1 ] || skip "one GPU: NP must be 2 (two hosts on one GPU)"
+	command -v nvidia-cuda-mps-control >/dev/null || skip "one GPU and no nvidia-cuda-mps-control"
+	if nvidia-cuda-mps-control -d 2>/dev/null; then mps=started; fi
+fi
 # a machine without iproute2 may get one carried in BUILD/iproute/bin (see test/gpu/stage.sh)
 [ -x "$BUILD/iproute/bin/ip" ] && ! command -v ip >/dev/null && PATH=$BUILD/iproute/bin:$PATH
 command -v ip >/dev/null || skip "needs iproute2 (ip) for the pods' network namespaces"
@@ -44,12 +53,19 @@ done
 rm -rf "$fab"
 "$BUILD/bin/softverbs-fabric" build "$SPEC" "$fab" >/dev/null || exit 1
 "$BUILD/bin/softverbs-fabric" up "$fab" >"$OUT/up.log" 2>&1 || skip "fabric up failed: $(tail -1 "$OUT/up.log")"
-trap '"$BUILD/bin/softverbs-fabric" down "$fab" >/dev/null 2>&1' EXIT
+# shellcheck disable=SC2317  # called by the EXIT trap
+cleanup() {
+	"$BUILD/bin/softverbs-fabric" down "$fab" >/dev/null 2>&1
+	[ -n "$mps" ] && echo quit | nvidia-cuda-mps-control
+}
+trap cleanup EXIT
 
 if [ "$NP" -gt 1 ]; then
 	launch=(mpirun --allow-run-as-root --bind-to none -np "$NP" -x LD_LIBRARY_PATH -x RAILNET_IBVERBS_LIB
 		-x SOFTVERBS_RATE -x NCCL_NET_PLUGIN -x NCCL_NET -x NCCL_P2P_DISABLE -x NCCL_SHM_DISABLE
 		-x NCCL_NVLS_ENABLE -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS -x RAILNET_STATS)
+	# shellcheck disable=SC2016  # expanded by each rank's shell
+	[ "$ngpu" -lt 2 ] && launch+=(sh -c 'NCCL_HOSTID=e2e-host$OMPI_COMM_WORLD_RANK exec "$@"' sh)
 	G=1
 else
 	launch=(env)

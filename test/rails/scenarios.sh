@@ -123,12 +123,14 @@ check seeds-b4 n1 train-0 0 'assert len(d["offered"]["nccl_2_24_plus"]) == 8' RA
 check seeds-b4 n1 train-0 0 'assert len(d["offered"]["nccl_older"]) == 16' RAILNET_MERGE=none
 
 # The plugin itself in a pod: every version's properties, makeVDevice, the data-path message.
+# Rails: 10.10.0.0/16 and 10.11.0.0/16 are subnet numbers 0x0a0a and 0x0a0b (2570, 2571).
 # Leak checking is off for this one run: softverbs allocates its globals once (pthread_once)
 # and, after the plugin dlcloses it, LeakSanitizer reports them from an unmapped module it
 # cannot name or suppress. railnet's own leaks are checked by test_plugin under ctest (fake
 # libraries), the unit tests and the doctor runs above.
 up small
 if "$FAB" exec "$W/small" node0 pod0 -- env RN_TEST_IBVERBS_LIB="$LIB" RN_TEST_EXPECT_DEVICES=2 \
+	RN_TEST_EXPECT_RAILS=2570,2571 \
 	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
 	RN_PLUGIN_SO="$B/libnccl-net-railnet.so" RN_BUILD_DIR="$B" RN_SOURCE_DIR="$S" \
 	"$B/test/test_plugin" >"$W/tp.log" 2>&1 && grep -q "OK \] test_discovered_devices" "$W/tp.log"; then

@@ -352,12 +352,27 @@ static void test_ifaddrs_file(void **state)
 	assert_int_equal(n, 3);
 	assert_string_equal(l[1].name, "net2");
 	assert_int_equal(l[1].family, AF_INET6);
+	/* the netmask length travels with the address (the rail is its subnet) */
+	assert_int_equal(l[0].prefix, 16);
+	assert_int_equal(l[1].prefix, 64);
+	assert_int_equal(l[2].prefix, -1);
 	free(l);
 	f = fopen(path, "w");
 	fputs("net1 10.239.255.1/16\nnet2 garbage\n", f);
 	fclose(f);
 	assert_int_equal(rn_ifaddrs_load(path, &l, &n, &bad), -EINVAL);
 	assert_int_equal(bad, 2);
+	for (int i = 0; i < 4; i++) {
+		static const char *const bad_prefix[] = { "net1 10.0.0.1/33\n", "net1 10.0.0.1/x\n",
+							  "net1 10.0.0.1/\n",
+							  "net1 fd00::1/129\n" };
+
+		f = fopen(path, "w");
+		fputs(bad_prefix[i], f);
+		fclose(f);
+		assert_int_equal(rn_ifaddrs_load(path, &l, &n, &bad), -EINVAL);
+		assert_int_equal(bad, 1);
+	}
 	unlink(path);
 	assert_int_equal(rn_ifaddrs_load(path, &l, &n, &bad), -ENOENT);
 	/* the live namespace: getifaddrs works (its contents are the scenario tests' job) */

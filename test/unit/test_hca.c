@@ -54,6 +54,7 @@ static void test_parse_errors(void **state)
 		{ "mlx5_0:256", "port out of range 1..255" },
 		{ "mlx5_0:01", "port with a leading zero" },
 		{ "mlx5_0:1:32768", "rail out of range 0..32767" },
+		{ "mlx5_0:1:0:16384", "plane out of range 0..16383" }, /* bit 14: merged planes */
 		{ "mlx5_0:1:2:-1", "plane field has '-'" },
 		{ "mlx5_0:1:2:3:4", "more than 4 fields" },
 		{ ":1", "entry 1 has no device name" },

@@ -241,8 +241,13 @@ static void check_reference(const ncclNetProperties_v12_t *r, int dev)
 	assert_true(r->maxP2pBytes > 0 && r->maxP2pBytes <= NCCL_MAX_NET_SIZE_BYTES);
 	assert_true(r->maxCollBytes > 0 && r->maxCollBytes <= NCCL_MAX_NET_SIZE_BYTES);
 	assert_int_equal(r->maxMultiRequestSize, 1);
-	assert_int_equal(r->railId, NCCL_NET_ID_UNDEF);
-	assert_int_equal(r->planeId, NCCL_NET_ID_UNDEF);
+	/* rails: the subnet's number or NCCL_IB_HCA's (0..32767), else undefined */
+	assert_true(r->railId >= NCCL_NET_ID_UNDEF);
+	/* planes: NCCL_IB_HCA's for a device, NCCL IB's virtual-bit mask for a merged one */
+	if (r->vProps.ndevs > 1)
+		assert_true(r->planeId & 0x4000);
+	else
+		assert_true(r->planeId >= NCCL_NET_ID_UNDEF && r->planeId < 0x4000);
 }
 
 /* getProperties(dev) of p's version: every member at its own offset, nothing past the end. */
@@ -489,6 +494,7 @@ static void test_discovered_devices(void **state)
 {
 	const char *want = getenv("RN_TEST_EXPECT_DEVICES");
 	const char *lib = getenv("RN_TEST_IBVERBS_LIB");
+	const char *rails = getenv("RN_TEST_EXPECT_RAILS");
 	int expect;
 
 	(void)state;
@@ -512,6 +518,18 @@ static void test_discovered_devices(void **state)
 		for (int d = 0; d < n && v >= 9; d++)
 			check_props(&p, d);
 		check_props_refused(&p, n);
+		/* RN_TEST_EXPECT_RAILS: the railId of each device, comma separated (v12) */
+		for (int d = 0; v == 12 && rails && d < n; d++) {
+			ncclNetProperties_v12_t r;
+			const char *q = rails;
+
+			for (int k = 0; k < d && q; k++)
+				q = strchr(q, ',') ? strchr(q, ',') + 1 : NULL;
+			assert_non_null(q);
+			assert_int_equal(NET(&p, 12)->getProperties(d, &r), ncclSuccess);
+			assert_int_equal(r.railId, atoi(q));
+			assert_int_equal(r.planeId, NCCL_NET_ID_UNDEF);
+		}
 		if (v == 12 && n >= 2) {
 			ncclNetVDeviceProps_v12_t vp = { .ndevs = 2, .devs = { 0, 0 } };
 			ncclNetProperties_v12_t a, b, m;
@@ -540,6 +558,10 @@ static void test_discovered_devices(void **state)
 				assert_int_equal(m.vProps.ndevs, 2);
 				assert_int_equal(m.vProps.devs[0], 0);
 				assert_int_equal(m.vProps.devs[1], 1);
+				/* NCCL IB's merge: a rail only when the children share it; the plane
+				 * mask of the children's (undefined: index 0) planes */
+				assert_int_equal(m.railId, a.railId == b.railId ? a.railId : -1);
+				assert_int_equal(m.planeId, 0x4001);
 				check_props(&p, d);
 			} else {
 				assert_true(strstr(rn_test_log.last_warn, "refused") != NULL);

@@ -119,6 +119,122 @@ static void test_check_and_groups(void **state)
 	rn_nic_fini(&nic);
 }
 
+/* A RoCE port whose GID stands for a.b.c.d/prefix, or an IB port with GID prefix hi. */
+static struct rn_port rail_port(const char *name, uint8_t a, uint8_t b, uint8_t c, int prefix,
+				int hca_rail)
+{
+	struct rn_port p = port(name, 1, 2, NULL, "", 100000, hca_rail);
+
+	memset(p.gid.raw, 0, 16);
+	p.gid.raw[10] = p.gid.raw[11] = 0xff;
+	p.gid.raw[12] = a, p.gid.raw[13] = b, p.gid.raw[14] = c, p.gid.raw[15] = 7;
+	p.gid.prefix = prefix;
+	return p;
+}
+
+/*
+ * Rails: NCCL_IB_HCA's when given, else the subnet (its number's low 15 bits), the same on
+ * every node whatever the local order; no rail where the subnet cannot tell rails apart.
+ */
+static void test_rails(void **state)
+{
+	struct rn_port p[4];
+
+	(void)state;
+	/* seeds-like /16 rails, listed in another order: ids follow the subnet, not the order */
+	p[0] = rail_port("mlx5_0", 10, 11, 1, 16, RN_RAIL_FROM_SUBNET);
+	p[1] = rail_port("mlx5_1", 10, 10, 1, 16, RN_RAIL_FROM_SUBNET);
+	rn_rail_derive(p, 2);
+	assert_int_equal(p[0].rail_id, 0x0a0b);
+	assert_int_equal(p[1].rail_id, 0x0a0a);
+	assert_string_equal(p[0].rail_net, "10.11.0.0/16");
+	assert_int_not_equal(p[0].rail_key, 0);
+	assert_int_not_equal(p[0].rail_key, p[1].rail_key);
+	assert_int_equal(p[0].rail_key & 0x80000000u, 0);
+	/* the key is a pure function of the subnet: another node, another host address */
+	p[2] = rail_port("mlx5_7", 10, 11, 200, 16, RN_RAIL_FROM_SUBNET);
+	rn_rail_derive(&p[2], 1);
+	assert_int_equal(p[2].rail_key, p[0].rail_key);
+	assert_int_equal(p[2].rail_id, p[0].rail_id);
+
+	/* /24 rails 10.0.R.0: consecutive ids */
+	p[0] = rail_port("a", 10, 0, 3, 24, RN_RAIL_FROM_SUBNET);
+	p[1] = rail_port("b", 10, 0, 4, 24, RN_RAIL_FROM_SUBNET);
+	rn_rail_derive(p, 2);
+	assert_int_equal(p[0].rail_id, 3);
+	assert_int_equal(p[1].rail_id, 4);
+
+	/* two NICs per rail (run-2pod.spec): each subnet holds two ports, still rails */
+	p[0] = rail_port("a", 10, 20, 1, 16, RN_RAIL_FROM_SUBNET);
+	p[1] = rail_port("b", 10, 21, 1, 16, RN_RAIL_FROM_SUBNET);
+	p[2] = rail_port("c", 10, 20, 2, 16, RN_RAIL_FROM_SUBNET);
+	p[3] = rail_port("d", 10, 21, 2, 16, RN_RAIL_FROM_SUBNET);
+	rn_rail_derive(p, 4);
+	assert_int_equal(p[0].rail_id, p[2].rail_id);
+	assert_int_equal(p[1].rail_id, p[3].rail_id);
+	assert_int_not_equal(p[0].rail_id, p[1].rail_id);
+	assert_int_equal(p[0].rail_key, p[2].rail_key);
+
+	/* every port in one big subnet (one rail network, routed): no rail */
+	p[0] = rail_port("a", 10, 224, 1, 12, RN_RAIL_FROM_SUBNET);
+	p[1] = rail_port("b", 10, 225, 1, 12, RN_RAIL_FROM_SUBNET);
+	rn_rail_derive(p, 2);
+	assert_int_equal(p[0].rail_id, -1);
+	assert_int_equal(p[1].rail_key, 0);
+	assert_non_null(strstr(p[0].rail_why, "same subnet"));
+
+	/* NCCL_IB_HCA's rail wins; unknown netmask: no rail */
+	p[0] = rail_port("a", 10, 10, 1, 16, 5);
+	p[1] = rail_port("b", 10, 11, 1, -1, RN_RAIL_FROM_SUBNET);
+	rn_rail_derive(p, 2);
+	assert_int_equal(p[0].rail_id, 5);
+	assert_int_equal(p[0].rail_key, 0x80000005u);
+	assert_int_equal(p[1].rail_id, -1);
+	assert_int_equal(p[1].rail_key, 0);
+	assert_non_null(strstr(p[1].rail_why, "netmask"));
+
+	/* InfiniBand: the GID prefix, except the default fe80::/64 */
+	p[0] = port("ib0", 1, 1, NULL, "", 200000, RN_RAIL_FROM_SUBNET);
+	p[1] = p[0];
+	memset(p[0].gid.raw, 0, 16);
+	p[0].gid.raw[0] = 0xfe, p[0].gid.raw[1] = 0x80;
+	memcpy(p[1].gid.raw, p[0].gid.raw, 16);
+	p[1].gid.raw[0] = 0xfd, p[1].gid.raw[7] = 0x02;
+	rn_rail_derive(p, 2);
+	assert_int_equal(p[0].rail_id, -1);
+	assert_non_null(strstr(p[0].rail_why, "fe80"));
+	assert_int_equal(p[1].rail_id, 2);
+}
+
+/* A merged device: NCCL IB's rail (common or -1) and plane mask (virtual bit | 1 << index). */
+static void test_vdev_planes(void **state)
+{
+	struct rn_port p[3] = {
+		port("mlx5_0", 1, 2, NULL, "", 100000, 4),
+		port("mlx5_1", 1, 2, NULL, "", 100000, 4),
+		port("mlx5_2", 1, 2, NULL, "", 100000, 6),
+	};
+	int idx[3] = { 0, 1, 2 };
+	struct rn_nic nic;
+
+	(void)state;
+	assert_int_equal(rn_nic_init(&nic, p, 3, idx, 2), 0);
+	assert_int_equal(nic.rail_id, 4);
+	assert_int_equal(nic.plane_id, RN_PLANE_VIRT_BIT | 1); /* undefined planes: index 0 */
+	rn_nic_fini(&nic);
+	assert_int_equal(rn_nic_init(&nic, p, 3, idx, 3), 0);
+	assert_int_equal(nic.rail_id, -1);
+	rn_nic_fini(&nic);
+	/* planes 9 and 3 (NCCL_IB_HCA): indices 1 and 2 in port order */
+	p[0].plane_id = 9, p[1].plane_id = 3, p[2].plane_id = 9;
+	assert_int_equal(rn_nic_init(&nic, p, 3, idx, 3), 0);
+	assert_int_equal(nic.plane_id, RN_PLANE_VIRT_BIT | 1 << 1 | 1 << 2);
+	rn_nic_fini(&nic);
+	assert_int_equal(rn_nic_init(&nic, p, 3, &idx[1], 1), 0);
+	assert_int_equal(nic.plane_id, 3); /* a lone port keeps its own */
+	rn_nic_fini(&nic);
+}
+
 /* Both numberings from one discovery (what net.c offers and the doctor prints). */
 static void test_numbering(void **state)
 {
@@ -167,9 +283,9 @@ static void test_numbering(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pci),
-		cmocka_unit_test(test_check_and_groups),
-		cmocka_unit_test(test_numbering),
+		cmocka_unit_test(test_pci),	    cmocka_unit_test(test_check_and_groups),
+		cmocka_unit_test(test_numbering),   cmocka_unit_test(test_rails),
+		cmocka_unit_test(test_vdev_planes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -313,6 +313,13 @@ static void rn_doc_text(const struct rn_doc *doc, FILE *o)
 			fprintf(o, "    gid   %d %s %s %s on %s\n", p->gid.index, gid,
 				rn_type_str(p->gid.type), addr, p->gid.ifname);
 		fprintf(o, "    why   %s\n", p->gid.why);
+		if (p->rail_id >= 0)
+			fprintf(o, "    rail  %d (%s: %s)\n", p->rail_id, p->rail_net, p->rail_why);
+		else
+			fprintf(o, "    rail  undefined (%s)\n",
+				p->rail_why ? p->rail_why : "not derived");
+		if (p->plane_id >= 0)
+			fprintf(o, "    plane %d (given by NCCL_IB_HCA)\n", p->plane_id);
 	}
 	fprintf(o, "\nLeft out (%d)\n", d->ndrops);
 	for (int i = 0; i < d->ndrops; i++) {
@@ -438,8 +445,11 @@ static void rn_doc_json(const struct rn_doc *doc, FILE *o)
 			p->node_guid, p->sys_image_guid);
 		rn_json_kv(o, "pci_path", p->pci_path, true);
 		rn_json_kv(o, "pci_root", p->pci_root[0] ? p->pci_root : NULL, true);
-		fprintf(o, "\"numa_node\":%d,\"rail_id\":%d,\"plane_id\":%d,\"gid\":{\"index\":%d,",
-			p->numa_node, p->rail_id, p->plane_id, p->gid.index);
+		fprintf(o, "\"numa_node\":%d,\"rail_id\":%d,\"plane_id\":%d,", p->numa_node,
+			p->rail_id, p->plane_id);
+		rn_json_kv(o, "rail_subnet", p->rail_id >= 0 ? p->rail_net : NULL, true);
+		rn_json_kv(o, "rail_why", p->rail_why, true);
+		fprintf(o, "\"gid\":{\"index\":%d,", p->gid.index);
 		rn_json_kv(o, "gid", gid, true);
 		rn_json_kv(o, "type", rn_type_str(p->gid.type), true);
 		rn_json_kv(o, "address", ib ? NULL : addr, true);

@@ -388,6 +388,7 @@ void sv_rdv_connect(struct sv_qp *qp)
 	m.b.cookie = sv_g.cookie;
 	m.b.netns = sv_g.netns_ino;
 	m.b.want_vm = sv_g.vm;
+	snprintf(m.b.rail, sizeof(m.b.rail), "%s", ctx->dev->port[port].rail);
 	err = sv_io_all(fd, &m, sizeof(m), true);
 	if (!err)
 		err = sv_io_all(fd, &r, sizeof(r), false);
@@ -469,6 +470,15 @@ int sv_rdv_accept_hello(struct sv_conn *c, const void *msg, size_t len)
 		sv_dbg("QP %u: HELLO from QP %u for a GID this port does not show; refused",
 		       hello.dqpn, hello.sqpn);
 		rep.status = EADDRNOTAVAIL;
+		goto reply;
+	}
+	hello.rail[sizeof(hello.rail) - 1] = '\0';
+	if (hello.rail[0] && ctx->dev->port[port].rail[0] &&
+	    strcmp(hello.rail, ctx->dev->port[port].rail)) {
+		pthread_mutex_unlock(&qp->lock);
+		sv_dbg("QP %u: HELLO from QP %u on rail %s, this port is on rail %s: unreachable",
+		       hello.dqpn, hello.sqpn, hello.rail, ctx->dev->port[port].rail);
+		rep.status = EHOSTUNREACH;
 		goto reply;
 	}
 	if (qp->in && !qp->in->dead) {

@@ -13,9 +13,9 @@
 #include <stdint.h>
 
 #define SV_WIRE_MAGIC 0x73765731u /* "svW1" */
-#define SV_WIRE_VERSION 1
-#define SV_CHUNK (256u * 1024) /* stream path: payload per REQ / READ_RESP message */
-#define SV_MAX_IOV 64	       /* one-copy path: iovecs a REQ may name */
+#define SV_WIRE_VERSION 2	  /* 2: HELLO carries the rail */
+#define SV_CHUNK (256u * 1024)	  /* stream path: payload per REQ / READ_RESP message */
+#define SV_MAX_IOV 64		  /* one-copy path: iovecs a REQ may name */
 
 enum sv_msg_type {
 	SV_MSG_HELLO = 1,   /* requester -> responder, first message */
@@ -76,8 +76,10 @@ struct sv_hello {
 	uint64_t netns;
 	uint32_t want_vm;
 	uint32_t pad;
+	char rail[64]; /* the requester port's rail ("" unknown): a port of another rail is not
+			* reachable, as on a rail-optimized fabric (the responder refuses) */
 };
-_Static_assert(sizeof(struct sv_hello) == 88, "sv_hello is 88 bytes");
+_Static_assert(sizeof(struct sv_hello) == 152, "sv_hello is 152 bytes");
 
 /* HELLO_REPLY body */
 struct sv_hello_reply {
