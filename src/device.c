@@ -19,8 +19,8 @@
 #include "railnet/device.h"
 #include "railnet/hca.h"
 #include "railnet/log.h"
+#include "railnet/pci.h"
 #include "railnet/sysfs.h"
-#include "railnet/vdev.h"
 #include "railnet/verbs.h"
 
 const char *rn_drop_kind_str(int kind)

@@ -10,24 +10,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "railnet/conn.h"
 #include "railnet/log.h"
 #include "railnet/stats.h"
-#include "railnet/xfer.h"
 
 #define RN_STATS_MAX_PORTS 256
 
 struct rn_stats_port {
-	char dev[RN_DEV_NAME_MAX];
+	char dev[RN_STATS_DEV_MAX];
 	int port;
-	struct rn_xfer_port_stats st;
+	struct rn_port_counters st;
 };
 
 struct rn_stats_conn {
-	char name[96];
-	int role, nports, nqps;
-	int port_idx[RN_QP_MAX_PORTS]; /* into rn_stats.ports */
-	struct rn_xfer_port_stats st[RN_QP_MAX_PORTS];
+	char name[RN_STATS_NAME_MAX];
+	bool send;
+	int nports, nqps;
+	int port_idx[RN_PROTO_MAX_PORTS]; /* into rn_stats.ports */
+	struct rn_port_counters st[RN_PROTO_MAX_PORTS];
 };
 
 static struct {
@@ -39,7 +38,7 @@ static struct {
 	uint64_t total_conns, dropped;
 } rn_stats = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static void rn_stats_sum(struct rn_xfer_port_stats *a, const struct rn_xfer_port_stats *b)
+static void rn_stats_sum(struct rn_port_counters *a, const struct rn_port_counters *b)
 {
 	a->tx_bytes += b->tx_bytes;
 	a->tx_msgs += b->tx_msgs;
@@ -56,27 +55,26 @@ static int rn_stats_port_idx(const char *dev, int port)
 			return i;
 	if (rn_stats.nports == RN_STATS_MAX_PORTS)
 		return -1;
-	snprintf(rn_stats.ports[rn_stats.nports].dev, RN_DEV_NAME_MAX, "%s", dev);
+	snprintf(rn_stats.ports[rn_stats.nports].dev, RN_STATS_DEV_MAX, "%s", dev);
 	rn_stats.ports[rn_stats.nports].port = port;
-	memset(&rn_stats.ports[rn_stats.nports].st, 0, sizeof(struct rn_xfer_port_stats));
+	memset(&rn_stats.ports[rn_stats.nports].st, 0, sizeof(struct rn_port_counters));
 	return rn_stats.nports++;
 }
 
-void rn_stats_add_comm(const struct rn_xcomm *c)
+void rn_stats_add(const struct rn_stats_comm *s)
 {
 	struct rn_stats_conn rec;
-	const char *name;
 
 	memset(&rec, 0, sizeof(rec));
-	rn_xfer_info(c, &rec.role, &rec.nports, &rec.nqps, &name);
-	snprintf(rec.name, sizeof(rec.name), "%s", name);
+	snprintf(rec.name, sizeof(rec.name), "%s", s->name);
+	rec.send = s->send;
+	rec.nports = s->nports;
+	rec.nqps = s->nqps;
 	pthread_mutex_lock(&rn_stats.lock);
 	for (int p = 0; p < rec.nports; p++) {
-		const char *dev;
-		int port, i;
+		int i = rn_stats_port_idx(s->port[p].dev, s->port[p].port);
 
-		rn_xfer_port_stats(c, p, &rec.st[p], &dev, &port);
-		i = rn_stats_port_idx(dev, port);
+		rec.st[p] = s->port[p].c;
 		rec.port_idx[p] = i;
 		if (i >= 0)
 			rn_stats_sum(&rn_stats.ports[i].st, &rec.st[p]);
@@ -98,7 +96,7 @@ void rn_stats_add_comm(const struct rn_xcomm *c)
 	pthread_mutex_unlock(&rn_stats.lock);
 }
 
-static void rn_stats_json_counters(FILE *f, const struct rn_xfer_port_stats *s)
+static void rn_stats_json_counters(FILE *f, const struct rn_port_counters *s)
 {
 	fprintf(f,
 		"\"tx_bytes\": %" PRIu64 ", \"tx_msgs\": %" PRIu64 ", \"rx_parts\": %" PRIu64
@@ -149,7 +147,7 @@ static int rn_stats_write(const char *path)
 		fprintf(f, "%s\n    {\"device\": ", i ? "," : "");
 		rn_stats_json_str(f, c->name);
 		fprintf(f, ", \"role\": \"%s\", \"qps\": %d, \"ports\": [",
-			c->role == RN_CONN_SEND ? "send" : "recv", c->nqps);
+			c->send ? "send" : "recv", c->nqps);
 		for (int p = 0; p < c->nports; p++) {
 			int k = c->port_idx[p];
 
@@ -173,7 +171,7 @@ static int rn_stats_write(const char *path)
 
 int rn_stats_flush(const char *path)
 {
-	struct rn_xfer_port_stats all;
+	struct rn_port_counters all;
 	char line[512];
 	size_t off = 0;
 	int rc = 0;

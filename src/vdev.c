@@ -10,45 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "railnet/pci.h"
 #include "railnet/vdev.h"
-
-int rn_pci_root(const char *pci_path, char *root, size_t len)
-{
-	const char *p = pci_path, *s, *e;
-
-	/* .../devices/pci0000:00/0000:00:01.1/0000:0c:00.0: the root port follows pciDDDD:BB */
-	while ((s = strstr(p, "/pci")) != NULL) {
-		s++;
-		e = strchr(s, '/');
-		if (!e)
-			break;
-		if (strchr(s, ':') && strchr(s, ':') < e) {
-			const char *r = e + 1, *re = strchr(r, '/');
-			size_t rl = re ? (size_t)(re - r) : strlen(r);
-
-			if (!rl || rl >= len || !re)
-				return -ENOENT; /* a device on the host bridge itself: no root port */
-			memcpy(root, r, rl);
-			root[rl] = '\0';
-			return 0;
-		}
-		p = e;
-	}
-	return -ENOENT;
-}
-
-bool rn_pci_same_device(const char *a, const char *b)
-{
-	size_t la, lb;
-
-	if (!a || !b)
-		return false;
-	la = strlen(a);
-	lb = strlen(b);
-	/* "....:0c:00.0" vs "....:0c:00.1": same length, same up to the '.' before the digit */
-	return la == lb && la > 2 && a[la - 2] == '.' && b[lb - 2] == '.' &&
-	       memcmp(a, b, la - 1) == 0;
-}
 
 static const char *rn_ll_name(int ll)
 {

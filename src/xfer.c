@@ -18,7 +18,7 @@
 #include "railnet/event.h"
 #include "railnet/gid.h"
 #include "railnet/log.h"
-#include "railnet/net.h"
+#include "railnet/types.h"
 #include "railnet/stats.h"
 #include "railnet/verbs.h"
 #include "railnet/xfer.h"
@@ -136,7 +136,7 @@ struct rn_xcomm {
 	uint64_t idle_since_ns;
 	int pings_out;
 	int flush_out;
-	struct rn_xfer_port_stats st[RN_QP_MAX_PORTS];
+	struct rn_port_counters st[RN_QP_MAX_PORTS];
 	struct rn_mh *mhs; /* live registrations made on this comm, under rn_mh_lock */
 };
 
@@ -1051,9 +1051,12 @@ err:
 
 void rn_xfer_close(struct rn_xcomm *c)
 {
+	struct rn_stats_comm snap;
+
 	if (!c)
 		return;
-	rn_stats_add_comm(c);
+	rn_xfer_snapshot(c, &snap);
+	rn_stats_add(&snap);
 	rn_xcomm_orphan_mhs(c);
 	c->magic = 0;
 	for (int i = 0; i < c->npool; i++)
@@ -1062,25 +1065,24 @@ void rn_xfer_close(struct rn_xcomm *c)
 	rn_xcomm_free(c);
 }
 
-void rn_xfer_info(const struct rn_xcomm *c, int *role, int *nports, int *nqps, const char **name)
+void rn_xfer_snapshot(const struct rn_xcomm *c, struct rn_stats_comm *out)
 {
-	*role = c->role;
-	*nports = c->nports;
-	*nqps = c->nqps;
-	*name = c->p.name;
+	memset(out, 0, sizeof(*out));
+	snprintf(out->name, sizeof(out->name), "%s", c->p.name);
+	out->send = c->role == RN_CONN_SEND;
+	out->nports = c->nports;
+	out->nqps = c->nqps;
+	for (int p = 0; p < c->nports; p++) {
+		snprintf(out->port[p].dev, sizeof(out->port[p].dev), "%s",
+			 c->set->port[p].dev.name);
+		out->port[p].port = c->set->port[p].dev.port;
+		out->port[p].c = c->st[p];
+	}
 }
 
 const struct rn_xfer_params *rn_xfer_params_of(const struct rn_xcomm *c)
 {
 	return &c->p;
-}
-
-void rn_xfer_port_stats(const struct rn_xcomm *c, int p, struct rn_xfer_port_stats *out,
-			const char **dev, int *port)
-{
-	*out = c->st[p];
-	*dev = c->set->port[p].dev.name;
-	*port = c->set->port[p].dev.port;
 }
 
 /* ---- registration ------------------------------------------------------------------------ */

@@ -17,7 +17,7 @@
 
 #include <stdint.h>
 
-#include "railnet/topo.h"
+#include "railnet/pci.h"
 
 #define RN_CUDA_MIN_DRIVER 11000 /* cuDriverGetVersion: CUDA 11.0, NCCL 2.x's own floor */
 

@@ -30,59 +30,15 @@
 
 #include "railnet/log.h"
 #include "railnet/proto.h"
+#include "railnet/types.h"
 
-/* Configuration errors: distinct from -EINVAL (bad argument) so they map to InvalidUsage. */
-#define RN_ECONFIG EDOM
-/* NCCL_IB_DISABLE asked railnet to step aside: init fails so NCCL moves on. */
-#define RN_EDISABLED ECANCELED
-
-/* Values plugin.c checks against NCCL's (same numbers, railnet's names). */
+/* Values plugin.c checks against NCCL's (same numbers, railnet's names); more in types.h. */
 #define RN_NET_HANDLE_MAXSIZE 128 /* bytes of the listen handle NCCL ships */
-#define RN_PTR_HOST 0x1
-#define RN_PTR_CUDA 0x2
-#define RN_PTR_DMABUF 0x4
-#define RN_MAX_RECVS RN_PROTO_MAX_RECVS		/* largest n of a grouped irecv (maxRecvs) */
-#define RN_MAX_VDEV_CHILDREN RN_PROTO_MAX_PORTS /* ports merged into one virtual device */
 #define RN_TRAFFIC_CLASS_UNDEF (-1)
 #define RN_TRAFFIC_CLASS_FROM_CTX (-2) /* connect: use the traffic class given to init */
-#define RN_ID_UNDEF (-1)	       /* rail_id / plane_id not known */
-#define RN_MAX_P2P_BYTES (1ULL << 40)  /* 1 TiB: NCCL's upper bound */
-#define RN_MAX_COLL_BYTES (1ULL << 29) /* 512 MiB */
 
 /* irecv's *request on entry: NCCL's optional-completion hint (API v9+, n == 1). */
 #define RN_REQUEST_OPTIONAL ((struct rn_request *)0x1)
-
-/* Children of a device: {1, {self}} for a physical one. */
-struct rn_vprops {
-	int ndevs;
-	int devs[RN_MAX_VDEV_CHILDREN];
-};
-
-/*
- * Properties of one device (physical or virtual). Strings are owned by railnet and stay valid
- * until the last rn_net_finalize. Each exported version copies the fields its layout has.
- */
-struct rn_props {
-	char *name;	/* unique: NCCL's topology key */
-	char *pci_path; /* realpath of the sysfs PCI device, NULL when unknown or virtual */
-	uint64_t guid;
-	int ptr_support; /* RN_PTR_* */
-	int reg_is_global;
-	int force_flush;
-	int speed; /* Mbps */
-	int port;
-	float latency; /* µs, 0 = unknown */
-	int max_comms;
-	int max_recvs;
-	int net_device_type;	/* 0 = host */
-	int net_device_version; /* 0 for a host device */
-	struct rn_vprops vprops;
-	size_t max_p2p_bytes;
-	size_t max_coll_bytes;
-	int max_multi_request_size;
-	int16_t rail_id;  /* RN_ID_UNDEF */
-	int16_t plane_id; /* RN_ID_UNDEF */
-};
 
 /* Comm-level hints of setNetAttr; -1 (all bits for the unsigned ones) where undefined. */
 struct rn_net_comm_attr {
@@ -124,14 +80,7 @@ int rn_net_init(rn_logger_fn logger, uint64_t comm_id, int traffic_class, struct
  */
 int rn_net_finalize(struct rn_net_ctx *ctx);
 
-/*
- * Two numberings of the devices. RN_NET_VIEW_VDEV (API v9+, NCCL >= 2.24): one device per
- * usable port (RAILNET_MERGE=auto|none) or per PCI device (=ports), then the virtual devices
- * makeVDevice adds, in that order, as NCCL requires. RN_NET_VIEW_SELF (API v6-v8, no
- * makeVDevice): railnet merges the ports of one PCI device itself (=auto|ports) or not
- * (=none). The functions without a view argument use RN_NET_VIEW_VDEV.
- */
-enum rn_net_view { RN_NET_VIEW_VDEV, RN_NET_VIEW_SELF, RN_NET_VIEW_COUNT };
+/* The two numberings of the devices (enum rn_net_view, types.h). */
 
 /* Number of devices of a view. -EFAULT for NULL, -EBADF before init. */
 int rn_net_devices(int *ndev);

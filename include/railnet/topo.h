@@ -1,11 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Topology and GPUDirect: where every PCI device sits (its PCIe root — the root port below
- * the host bridge — its host bridge and NUMA node), which GPUs this process may use, whether
- * GPUDirect RDMA works on this machine, and the rule railnet enforces with both: a NIC offers
- * RN_PTR_CUDA/RN_PTR_DMABUF only when GDR works and a usable GPU shares its PCIe root, and a
- * CUDA buffer registered on a NIC of another root is refused, registered with a WARN, or
- * registered silently (RAILNET_GDR_POLICY).
+ * The PCIe topology: where every PCI device sits (its PCIe root — the root port below the host
+ * bridge — its host bridge and NUMA node), NCCL's path type between two devices, and which
+ * GPUs this process may use. GPUDirect RDMA decisions built on it are gdr.h's.
  *
  * The topology comes from hwloc (linked statically, docs/topology.md): the host's, or an XML
  * file (RAILNET_TOPO_XML, what softverbs-fabric writes). rn_topo_load copies what railnet
@@ -18,9 +15,8 @@
  * answers "unknown" and every NIC offers RN_PTR_HOST only.
  *
  * Threading: rn_topo_load/destroy and the rn_topo_set_* calls are made by the owner (net.c
- * under its lock, the doctor). The queries are read-only and may run on any thread;
- * rn_gdr_check_reg may run concurrently on several threads (its once-only WARN set has a
- * lock of its own).
+ * under its lock, the doctor). The queries are read-only and may run on any thread. The
+ * once-only WARN set of gdr.h's rn_gdr_check_reg lives here, with a lock of its own.
  */
 #ifndef RAILNET_TOPO_H
 #define RAILNET_TOPO_H
@@ -30,12 +26,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <infiniband/verbs.h>
+#include "railnet/pci.h"
 
-struct rn_gdr;
-
-#define RN_BUSID_MAX 16	     /* "0000:48:00.0" and its NUL */
-#define RN_TOPO_MAX_DEPTH 16 /* PCI bridges kept per device, host bridge included */
+#define RN_TOPO_MAX_DEPTH 16	/* PCI bridges kept per device, host bridge included */
+#define RN_PCI_CLASS_IB 0x0207	/* InfiniBand controller */
+#define RN_PCI_CLASS_ETH 0x0200 /* Ethernet controller (RoCE NICs) */
 
 /* NCCL's path types between a GPU and a NIC, best first (values are railnet's own). */
 enum rn_path_type {
@@ -89,15 +84,11 @@ struct rn_topo {
 int rn_topo_load(const char *xml_path, struct rn_topo **out);
 void rn_topo_destroy(struct rn_topo *topo);
 
-/*
- * Bus id named by s: s itself when it is a bus id ("0000:48:00.0", case-insensitive, a
- * 4- or 8-digit domain, as cuDeviceGetPCIBusId and nvidia-smi print it), else the last
- * path component that is one. Written normalised (lowercase, 4-digit domain). 0 or -EINVAL.
- */
-int rn_busid_parse(const char *s, char busid[RN_BUSID_MAX]);
-
 /* The device named by a bus id or path (rn_busid_parse); NULL when unknown. */
 const struct rn_topo_dev *rn_topo_find(const struct rn_topo *topo, const char *busid_or_path);
+
+/* NCCL's path type between two devices of the topology. */
+int rn_topo_dev_path_type(const struct rn_topo_dev *a, const struct rn_topo_dev *b);
 
 /* NCCL's path type between two devices (bus ids or paths); RN_PATH_UNKNOWN if either is. */
 int rn_topo_path_type(const struct rn_topo *topo, const char *a, const char *b);
@@ -121,52 +112,10 @@ int rn_topo_set_visible_busids(struct rn_topo *topo, const char *const *busids, 
 
 /*
  * One INFO line for init: where the topology came from, how many PCI devices and GPUs it has,
- * which GPUs this process may use and why, and whether GDR works ("no NVIDIA GPU: host memory
- * only" when there is none). gdr may be NULL.
+ * which GPUs this process may use and why ("no NVIDIA GPU: host memory only" when there is
+ * none), then `also` when non-NULL (net.c passes whether GPUDirect RDMA works).
  */
-void rn_topo_log(const struct rn_topo *topo, const struct rn_gdr *gdr);
-
-/* GPUDirect RDMA on this machine, probed once (rn_gdr_probe). */
-struct rn_gdr {
-	bool peermem;	      /* nvidia-peermem / nv_peer_mem is loaded */
-	char peermem_how[96]; /* which file said so: "nvidia_peermem 535.104.05" */
-	int dmabuf;	      /* ibv_reg_dmabuf_mr: 1 works, 0 not supported, -1 not probed */
-	int data_direct;      /* mlx5dv data-direct: 1 present, 0 absent, -1 not probed */
-	bool works;	      /* peermem or dmabuf == 1 */
-	char why[192];	      /* one sentence for logs and the doctor */
-};
-
-/*
- * Probe GDR: the peer-memory module files under sysfs_root (NULL: "/sys") —
- * kernel/mm/memory_peers/nv_mem/version, kernel/mm/memory_peers/nv_mem_nc/version,
- * module/nvidia_peermem/version — then, when ctx is non-NULL and rn_verbs() is loaded, a
- * dma-buf registration probe (ibv_reg_dmabuf_mr(pd, 0, 0, 0, -1, 0): EOPNOTSUPP or
- * EPROTONOSUPPORT means unsupported, any other answer means the kernel and provider know
- * dma-buf) and mlx5dv data-direct. Always returns 0 and fills *out; logs one INFO line.
- */
-int rn_gdr_probe(const char *sysfs_root, struct ibv_context *ctx, struct rn_gdr *out);
-
-/*
- * RN_PTR_* a NIC offers. paths: the PCI paths (or bus ids) of its n member ports (one for a
- * physical device; a virtual device's members, which share a root). RN_PTR_HOST always;
- * RN_PTR_CUDA when gdr->works and a visible GPU sits on the members' root (every member on
- * that root); RN_PTR_DMABUF as well when gdr->dmabuf == 1. why (may be NULL) gets one
- * sentence naming the GPU and root, or why not. No logging.
- */
-int rn_topo_ptr_support(const struct rn_topo *topo, const struct rn_gdr *gdr,
-			const char *const *paths, int n, char *why, size_t why_len);
-
-/*
- * RAILNET_GDR_POLICY for one CUDA registration: the GPU holding cuda_ptr (asked of the CUDA
- * driver, loaded on first use) against the NIC named nic_name whose member ports are
- * paths[0..n). Same root, or policy RN_GDR_OFF: 0, silently. Another root: RN_GDR_STRICT
- * returns -EPERM after one WARN naming the GPU, its root, the NIC, its root and the fix;
- * RN_GDR_WARN returns 0 after one WARN, once per GPU and NIC pair. A GPU or NIC the
- * topology cannot place, or a pointer the driver cannot resolve: 0 with one INFO (railnet
- * cannot judge, NCCL's own checks stand).
- */
-int rn_gdr_check_reg(struct rn_topo *topo, int policy, const void *cuda_ptr, const char *nic_name,
-		     const char *const *paths, int n);
+void rn_topo_log(const struct rn_topo *topo, const char *also);
 
 /* For src/hwloc_shim.c and topo.c only: point hwloc's stdio at ours before calling it. */
 void rn_hwloc_shim_init(void);

@@ -33,7 +33,7 @@
 #include <stdint.h>
 
 #include "railnet/device.h"
-#include "railnet/net.h"
+#include "railnet/types.h"
 
 #define RN_PLANE_VIRT_SHIFT 14
 #define RN_PLANE_VIRT_BIT (1 << RN_PLANE_VIRT_SHIFT) /* NCCL IB's NCCL_IB_PLANE_VIRT_BIT */
@@ -52,11 +52,6 @@ struct rn_nic {
 	int ports[RN_MAX_VDEV_CHILDREN];
 	struct rn_vprops vprops; /* NCCL's view: {1, self} or the children NCCL merged */
 };
-
-/* Root port bus id of a PCI path (the component after "pciDDDD:BB"). 0, or -ENOENT. */
-int rn_pci_root(const char *pci_path, char *root, size_t len);
-/* Both paths name functions of one PCI device (equal but for the function digit). */
-bool rn_pci_same_device(const char *a, const char *b);
 
 /* 0, or -EINVAL with the reason. idx: n indices into ports[]. */
 int rn_vdev_check(const struct rn_port *ports, const int *idx, int n, int max, char *why,

@@ -44,6 +44,7 @@
 #include "railnet/conn.h"
 #include "railnet/mr.h"
 #include "railnet/proto.h"
+#include "railnet/stats.h"
 
 #define RN_XFER_SLOTS RN_PROTO_SLOTS	     /* requests in flight per comm */
 #define RN_XFER_MAX_RECVS RN_PROTO_MAX_RECVS /* maxRecvs */
@@ -90,16 +91,6 @@ struct rn_mh {
 	struct rn_mr_key key[RN_QP_MAX_PORTS];
 };
 
-/* Counters of one port of a comm (stats.h aggregates them). */
-struct rn_xfer_port_stats {
-	uint64_t tx_bytes;  /* data bytes written by this side */
-	uint64_t tx_msgs;   /* parts (sender) or clear-to-sends (receiver) posted */
-	uint64_t rx_parts;  /* parts received (receiver) */
-	uint64_t cqes;	    /* completions polled */
-	uint64_t errors;    /* error completions */
-	uint64_t failovers; /* QPs of this port declared dead */
-};
-
 struct rn_xcomm; /* a send or receive comm */
 struct rn_xreq;	 /* a request */
 
@@ -138,9 +129,7 @@ bool rn_xfer_req_valid(const void *r);
 /* The parameters c was made with. */
 const struct rn_xfer_params *rn_xfer_params_of(const struct rn_xcomm *c);
 
-/* Counters of port p (0..nports) of c; nports via rn_xfer_info. */
-void rn_xfer_info(const struct rn_xcomm *c, int *role, int *nports, int *nqps, const char **name);
-void rn_xfer_port_stats(const struct rn_xcomm *c, int p, struct rn_xfer_port_stats *out,
-			const char **dev, int *port);
+/* c's counters so far, as a plain copy (what rn_xfer_close hands to stats.h). */
+void rn_xfer_snapshot(const struct rn_xcomm *c, struct rn_stats_comm *out);
 
 #endif /* RAILNET_XFER_H */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "railnet/config.h"
+#include "railnet/gdr.h"
 #include "railnet/cuda.h"
 #include "railnet/net.h"
 #include "railnet/topo.h"
@@ -172,7 +173,7 @@ static void pod_cuda_nics(const struct rn_topo *t, const struct rn_gdr *gdr, con
 		dev = rn_topo_find(t, real);
 		assert_non_null(dev);
 		assert_string_equal(dev->name, e->d_name);
-		ptr = rn_topo_ptr_support(t, gdr, &path, 1, why, sizeof(why));
+		ptr = rn_gdr_ptr_support(t, gdr, &path, 1, why, sizeof(why));
 		assert_true(ptr & RN_PTR_HOST);
 		if (ptr & RN_PTR_CUDA) {
 			assert_non_null(strstr(why, dev->root));
@@ -276,20 +277,20 @@ static void test_switch_paths(void **state)
 		const char *pair[] = { p0, p1 }, *cross[] = { p0, p2 };
 		char why[256];
 
-		assert_int_equal(rn_topo_ptr_support(t, &gdr_dmabuf, &p0, 1, why, sizeof(why)),
+		assert_int_equal(rn_gdr_ptr_support(t, &gdr_dmabuf, &p0, 1, why, sizeof(why)),
 				 RN_PTR_HOST | RN_PTR_CUDA | RN_PTR_DMABUF);
 		assert_non_null(strstr(why, "GPU 0000:03:00.0"));
-		assert_int_equal(rn_topo_ptr_support(t, &gdr_peermem, pair, 2, why, sizeof(why)),
+		assert_int_equal(rn_gdr_ptr_support(t, &gdr_peermem, pair, 2, why, sizeof(why)),
 				 RN_PTR_HOST | RN_PTR_CUDA);
-		assert_int_equal(rn_topo_ptr_support(t, &gdr_peermem, cross, 2, why, sizeof(why)),
+		assert_int_equal(rn_gdr_ptr_support(t, &gdr_peermem, cross, 2, why, sizeof(why)),
 				 RN_PTR_HOST);
 		assert_non_null(strstr(why, "roots 0000:00:01.0 and 0000:00:02.0"));
-		assert_int_equal(rn_topo_ptr_support(t, &gdr_peermem, &p2, 1, why, sizeof(why)),
+		assert_int_equal(rn_gdr_ptr_support(t, &gdr_peermem, &p2, 1, why, sizeof(why)),
 				 RN_PTR_HOST);
 		assert_non_null(
 			strstr(why, "no GPU this process can use on PCIe root 0000:00:02.0"));
 		/* mlx5_4 sits next to nothing usable: the host-bridge GPU has no root port */
-		assert_int_equal(rn_topo_ptr_support(t, &gdr_peermem, &p4, 1, NULL, 0),
+		assert_int_equal(rn_gdr_ptr_support(t, &gdr_peermem, &p4, 1, NULL, 0),
 				 RN_PTR_HOST);
 	}
 	rn_topo_destroy(t);
@@ -352,7 +353,7 @@ static void test_seeds_map(void **state)
 		}
 		assert_int_equal(seen, 4);
 	}
-	rn_topo_log(t, &gdr_peermem);
+	rn_topo_log(t, gdr_peermem.why);
 	assert_true(rn_test_log_contains("24 PCI devices, 8 GPUs, 8 usable (every GPU of the "
 					 "topology); test: peermem"));
 	rn_topo_destroy(t);
@@ -427,14 +428,14 @@ static void test_ptr_support_vdev(void **state)
 	t = load_node("seeds-b4", "n1");
 	pair[0] = "0000:48:00.0", pair[1] = "0000:48:00.1"; /* mlx5_4+mlx5_5 */
 	cross[0] = "0000:0c:00.1", cross[1] = "0000:48:00.0";
-	assert_int_equal(rn_topo_ptr_support(t, &gdr_dmabuf, pair, 2, why, sizeof(why)),
+	assert_int_equal(rn_gdr_ptr_support(t, &gdr_dmabuf, pair, 2, why, sizeof(why)),
 			 RN_PTR_HOST | RN_PTR_CUDA | RN_PTR_DMABUF);
-	assert_int_equal(rn_topo_ptr_support(t, &gdr_dmabuf, cross, 2, why, sizeof(why)),
+	assert_int_equal(rn_gdr_ptr_support(t, &gdr_dmabuf, cross, 2, why, sizeof(why)),
 			 RN_PTR_HOST);
-	assert_int_equal(rn_topo_ptr_support(t, &gdr_dmabuf, pair, 0, why, sizeof(why)),
+	assert_int_equal(rn_gdr_ptr_support(t, &gdr_dmabuf, pair, 0, why, sizeof(why)),
 			 RN_PTR_HOST);
-	assert_int_equal(rn_topo_ptr_support(t, NULL, pair, 2, why, sizeof(why)), RN_PTR_HOST);
-	assert_int_equal(rn_topo_ptr_support(NULL, &gdr_peermem, pair, 2, why, sizeof(why)),
+	assert_int_equal(rn_gdr_ptr_support(t, NULL, pair, 2, why, sizeof(why)), RN_PTR_HOST);
+	assert_int_equal(rn_gdr_ptr_support(NULL, &gdr_peermem, pair, 2, why, sizeof(why)),
 			 RN_PTR_HOST);
 	rn_topo_destroy(t);
 }
@@ -530,7 +531,7 @@ static void expect_empty(const char *xml, const char *needle)
 	assert_int_equal(t->ndevs, 0);
 	assert_null(rn_topo_find(t, nic));
 	assert_int_equal(rn_topo_path_type(t, nic, "0000:51:00.0"), RN_PATH_UNKNOWN);
-	assert_int_equal(rn_topo_ptr_support(t, &gdr_dmabuf, &nic, 1, why, sizeof(why)),
+	assert_int_equal(rn_gdr_ptr_support(t, &gdr_dmabuf, &nic, 1, why, sizeof(why)),
 			 RN_PTR_HOST);
 	assert_int_equal(rn_topo_set_visible(t, "0,1", NULL), 0);
 	rn_topo_log(t, NULL);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "railnet/pci.h"
 #include "railnet/vdev.h"
 #include "rn_test.h"
 

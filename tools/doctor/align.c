@@ -9,6 +9,7 @@
 
 #include "align.h"
 #include "railnet/net.h"
+#include "railnet/gdr.h"
 
 /*
  * The busbw model, from the seeds' measurements (docs/doctor.md): a GPUDirect rail carries
@@ -166,7 +167,7 @@ void rn_align_build(struct rn_align *a, const struct rn_discovery *d, const stru
 		snprintf(r->root, sizeof(r->root), "%s", dev ? dev->root : "");
 		r->speed = p->speed;
 		r->gpudirect =
-			path && rn_topo_ptr_support(topo, &assume, &path, 1, NULL, 0) & RN_PTR_CUDA;
+			path && rn_gdr_ptr_support(topo, &assume, &path, 1, NULL, 0) & RN_PTR_CUDA;
 		a->ngdr += r->gpudirect;
 	}
 	/* the pod's GPUs in CUDA order */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "railnet/device.h"
+#include "railnet/gdr.h"
 #include "railnet/topo.h"
 
 #define RN_ALIGN_MAX 64

@@ -19,6 +19,7 @@
 
 #include "align.h"
 #include "railnet/config.h"
+#include "railnet/gdr.h"
 #include "railnet/cuda.h"
 #include "railnet/device.h"
 #include "railnet/gid.h"
