@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-# Front door over CMake/CTest. Targets: all (default), run, test, lint, docs, bench, clean.
+# Front door over CMake/CTest. Targets: all (default), run, test, lint, docs, bench, clean,
+# softverbs (the userspace RDMA fabric alone: softverbs/README.md).
 #   make SANITIZER=address|undefined|thread|address,undefined   sanitizer build (own build dir)
 #   make CC=clang                                                 clang build (own build dir)
 #   make V=1                                                      show compiler command lines
@@ -27,13 +28,16 @@ endif
 CMAKE_ARGS := -DCMAKE_C_COMPILER=$(CC) -DSANITIZER=$(SANITIZER) \
 	-DRAILNET_WERROR=$(if $(filter 1,$(WERROR)),ON,OFF)
 
-.PHONY: all configure deps test run lint docs bench plot clean
+.PHONY: all configure deps softverbs test run lint docs bench plot clean
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS) $(VERBOSE_FLAG)
 
 configure:
 	@cmake -S . -B $(BUILD) $(CMAKE_ARGS) >/dev/null
+
+softverbs: configure
+	cmake --build $(BUILD) --target softverbs -j $(JOBS) $(VERBOSE_FLAG)
 
 deps:
 	@./tools/install-deps.sh

@@ -36,7 +36,7 @@ rn_add_test(NAME test_topo SOURCES ${RN_TOPO_DIR}/test_topo.c LIBS ${CMAKE_DL_LI
 	ENV "RN_FAKE_CUDA_DIR=${RN_FAKE_CUDA_DIR}" "RN_FAKE_VERBS_DIR=${CMAKE_BINARY_DIR}/test/fake"
 	"RN_TOPO_SO_PROBE=$<TARGET_FILE:rn_topo_so_probe>"
 	LABELS unit topo TIMEOUT 120)
-# fake_verbs_* come from test/unit/verbs.cmake, softverbs from test/softverbs
+# fake_verbs_* come from test/unit/verbs.cmake, softverbs from softverbs/
 add_dependencies(test_topo softverbs-fabric softverbs fake_verbs_full fake_verbs_opt
 	rn_topo_so_probe ${RN_FAKE_CUDA_TARGETS})
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # test_conn: listen/connect/accept (conn.c) over loopback TCP and softverbs (the library and
-# sv-mkview from test/softverbs/lib). test_conn_fault runs the same binary with the acceptor's
+# sv-mkview from softverbs/). test_conn_fault runs the same binary with the acceptor's
 # first create_qp failing (SOFTVERBS_FAIL). Included from test/CMakeLists.txt.
 rn_add_test(NAME test_conn SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_conn.c
 	LABELS unit softverbs TIMEOUT 300)

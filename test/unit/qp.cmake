@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# test_qp: the QP layer over softverbs (the library and sv-mkview from test/softverbs/lib).
+# test_qp: the QP layer over softverbs (the library and sv-mkview from softverbs/).
 # test_qp_fault runs the same binary with a create_qp failure injected by softverbs.
 # Included from test/CMakeLists.txt (CMAKE_CURRENT_SOURCE_DIR is test/).
 rn_add_test(NAME test_qp SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_qp.c LABELS unit softverbs

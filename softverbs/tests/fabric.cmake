@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-# softverbs-fabric tests (ctest -R fabric). The topology test links libhwloc for itself only.
+# softverbs-fabric tests (ctest -R fabric), included from CMakeLists.txt. The topology test links
+# libhwloc for itself only.
 find_library(HWLOC_LIBRARY hwloc)
 find_path(HWLOC_INCLUDE_DIR hwloc.h)
 
@@ -21,4 +22,5 @@ file(GLOB SV_FABRIC_SPECS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/test/fixtures/*.
 foreach(spec ${SV_FABRIC_SPECS})
 	get_filename_component(base ${spec} NAME_WE)
 	add_test(NAME fabric_check_${base} COMMAND softverbs-fabric check ${spec})
+	set_tests_properties(fabric_check_${base} PROPERTIES LABELS softverbs)
 endforeach()

@@ -1,8 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
-# softverbs conformance tests: plain C verbs clients linked against build/softverbs/libibverbs.so.1
-# (not railnet_core), one ctest per case ("softverbs.<binary>.<case>"), exit 77 = skipped.
+# softverbs library conformance tests: plain C verbs clients linked against
+# build/softverbs/libibverbs.so.1 (not railnet_core), one ctest per case
+# ("softverbs.<binary>.<case>"), exit 77 = skipped; binaries in build/test/. Also sv-mkview
+# (build/bin/), the minimal pod view that railnet's verbs-level tests use too. Included from
+# CMakeLists.txt when the library is built.
 add_library(sv_testlib STATIC sv_test.c)
-target_link_libraries(sv_testlib PUBLIC softverbs)
+target_include_directories(sv_testlib PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(sv_testlib PUBLIC softverbs-lib)
 
 add_executable(sv-mkview sv_mkview.c)
 target_link_libraries(sv-mkview PRIVATE sv_testlib)
@@ -76,8 +80,7 @@ if(NOT SANITIZER)
 	sv_perftest(ib_send_bw ib_send_bw -n 1000)
 	sv_perftest(ib_send_lat_events ib_send_lat -e -n 500)
 	# two pods of the small fixture fabric (softverbs-fabric's views), RoCE v2 GID index 5
-	if(EXISTS ${CMAKE_SOURCE_DIR}/test/softverbs/fabric/CMakeLists.txt AND
-	   EXISTS ${CMAKE_SOURCE_DIR}/test/fixtures/small.spec)
+	if(TARGET softverbs-fabric AND EXISTS ${CMAKE_SOURCE_DIR}/test/fixtures/small.spec)
 		sv_perftest(fabric_small_write_bw ib_write_bw -s 1048576 -n 300 FABRIC
 			"${CMAKE_SOURCE_DIR}/test/fixtures/small.spec node0/pod0/view mlx5_0 node0/pod1/view mlx5_2 5")
 		sv_perftest(fabric_small_read_lat ib_read_lat -n 500 FABRIC
