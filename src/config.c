@@ -235,8 +235,12 @@ const struct rn_config_var rn_config_table[] = {
 		.max = 3600000,
 		.help = "Milliseconds a comm with work outstanding may see no completion before "
 			"it probes the peer with a zero-byte RDMA write on each live QP, so that a "
-			"peer that died is noticed within NCCL_IB_TIMEOUT x NCCL_IB_RETRY_CNT "
-			"instead of never. 0: never probe.",
+			"peer whose link died is noticed within NCCL_IB_TIMEOUT x "
+			"NCCL_IB_RETRY_CNT "
+			"instead of never. (A peer whose process died is noticed sooner, through "
+			"its closed out-of-band socket; docs/data-path.md.) 0: never probe: a "
+			"frozen peer with a live link and process is then waited for without "
+			"bound.",
 		.offset = RN_MEMBER(keepalive_ms, int),
 	},
 	{

@@ -224,7 +224,7 @@ static int rn_conn_params_ok(const struct rn_qp_port *ports, int nports,
 
 static struct rn_conn *rn_conn_make(int role, struct rn_qp_set *set, struct rn_conn_region *region,
 				    const struct rn_qp_info *remote, uint64_t remote_fifo,
-				    const uint32_t *remote_rkey)
+				    const uint32_t *remote_rkey, struct rn_oob_conn *oob)
 {
 	struct rn_conn *c = calloc(1, sizeof(*c));
 
@@ -242,6 +242,7 @@ static struct rn_conn *rn_conn_make(int role, struct rn_qp_set *set, struct rn_c
 	memset(region, 0, sizeof(*region)); /* now the conn's */
 	c->remote_region = remote_fifo;
 	memcpy(c->remote_rkey, remote_rkey, sizeof(c->remote_rkey));
+	c->oob_fd = rn_oob_conn_take_fd(oob);
 	return c;
 }
 
@@ -260,6 +261,8 @@ void rn_conn_close(struct rn_conn *c)
 	while (r.nmr < RN_QP_MAX_PORTS && r.mr[r.nmr])
 		r.nmr++;
 	rn_conn_region_free(&r);
+	if (c->oob_fd >= 0)
+		close(c->oob_fd);
 	free(c);
 }
 
@@ -408,7 +411,7 @@ int rn_conn_connect_step(void *handle, const struct rn_qp_port *ports, int nport
 	if (rc)
 		goto err_free;
 	c = rn_conn_make(RN_CONN_SEND, p->set, &p->region, &p->remote, p->remote_fifo,
-			 p->remote_rkey);
+			 p->remote_rkey, p->oob);
 	if (!c) {
 		rc = -ENOMEM;
 		goto err_free;
@@ -636,7 +639,7 @@ int rn_conn_accept_step(struct rn_conn_listener *l, struct rn_conn **conn)
 	if (rc)
 		goto err_unwind;
 	c = rn_conn_make(RN_CONN_RECV, l->set, &l->region, &l->remote, l->remote_fifo,
-			 l->remote_rkey);
+			 l->remote_rkey, l->oob);
 	if (!c) {
 		rc = -ENOMEM;
 		goto err_unwind;

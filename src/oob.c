@@ -341,10 +341,18 @@ static long long rn_now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* A stray gets this long to send a valid HELLO, whatever RAILNET_CONNECT_TIMEOUT is. */
+#define RN_OOB_HELLO_MS 2000
+/* Stray connections are reported in one WARN per listener per this many ms. */
+#define RN_OOB_STRAY_WARN_MS 10000
+
 struct rn_oob_listener {
 	int fd;
 	uint64_t nonce;
 	char addr[RN_OOB_PEER_STR];
+	unsigned long strays;	    /* dropped since the last WARN */
+	unsigned long strays_total; /* dropped in all */
+	long long stray_warn_ms;    /* when the last stray WARN was written; 0: never */
 };
 
 int rn_oob_listen(const struct rn_oob_if *iface, void *handle, struct rn_oob_listener **out)
@@ -408,6 +416,11 @@ err_free:
 	return rc;
 }
 
+unsigned long rn_oob_listener_strays(const struct rn_oob_listener *l)
+{
+	return l->strays_total;
+}
+
 void rn_oob_listener_destroy(struct rn_oob_listener *l)
 {
 	if (!l)
@@ -425,8 +438,9 @@ struct rn_oob_conn {
 	int fd;	      /* -1 when closed */
 	int err;      /* FAILED: the error progress keeps returning */
 	long timeout_ms;
-	long long deadline; /* CLOCK_MONOTONIC ms; 0: not armed (acceptor without a peer) */
-	uint64_t nonce;	    /* the handle's */
+	long long deadline;	  /* CLOCK_MONOTONIC ms: the whole handshake's bound */
+	long long hello_deadline; /* acceptor: the current connection's HELLO bound; 0: none */
+	uint64_t nonce;		  /* the handle's */
 	struct rn_oob_listener *listener;
 	rn_oob_peer_hello_fn peer_hello;
 	void *arg;
@@ -472,14 +486,27 @@ static int rn_oob_fail(struct rn_oob_conn *c, int err, const char *fmt, ...)
 	return err;
 }
 
-/* A connection that never proved to be our peer: drop it and accept again. */
+/*
+ * A connection that never proved to be our peer: drop it and accept again. Reported in one
+ * WARN per RN_OOB_STRAY_WARN_MS with the count, so a flood of strays cannot flood the log.
+ */
 static int rn_oob_drop_stray(struct rn_oob_conn *c, const char *why)
 {
-	RN_WARN("out-of-band listener: dropped connection from %s that is not railnet's peer "
-		"for this listener: %s",
-		c->peer_str, why);
+	struct rn_oob_listener *l = c->listener;
+	long long now = rn_now_ms();
+
+	l->strays++;
+	l->strays_total++;
+	if (!l->stray_warn_ms || now - l->stray_warn_ms >= RN_OOB_STRAY_WARN_MS) {
+		RN_WARN("out-of-band listener %s: dropped %lu connection(s) that were not "
+			"railnet's peer for this listener%s; the last from %s: %s",
+			l->addr, l->strays, l->stray_warn_ms ? " in the last 10 s" : "",
+			c->peer_str, why);
+		l->strays = 0;
+		l->stray_warn_ms = now;
+	}
 	rn_oob_close_fd(c);
-	c->deadline = 0;
+	c->hello_deadline = 0;
 	c->off = c->len = 0;
 	snprintf(c->peer_str, sizeof(c->peer_str), "(not yet connected)");
 	c->state = RN_OOB_ACCEPTING;
@@ -648,13 +675,16 @@ static int rn_oob_step_recv_hello(struct rn_oob_conn *c)
 		if (rc)
 			return rn_oob_bad_hello(c, rc, why);
 		if (c->peer.nonce != c->nonce) {
+			/* the nonce authenticates the connector: never log a listener's */
 			snprintf(why, sizeof(why),
-				 "HELLO carries nonce 0x%016llx, this listener's is "
-				 "0x%016llx",
-				 (unsigned long long)c->peer.nonce, (unsigned long long)c->nonce);
+				 "its HELLO carries another listener's id (a handle of another "
+				 "listen, or a forged one)");
 			return rn_oob_bad_hello(c, -EPROTO, why);
 		}
 		c->peer_ok = true;
+		if (c->acceptor) /* our peer: the rest of the handshake has the full bound */
+			c->deadline = rn_now_ms() + c->timeout_ms;
+		c->hello_deadline = 0;
 	}
 	if (c->peer_hello) {
 		why[0] = '\0';
@@ -684,8 +714,7 @@ static int rn_oob_step_send_ready(struct rn_oob_conn *c)
 		return rc;
 	if (rc)
 		return rn_oob_fail(c, rc, "send: %s", strerror(-rc));
-	/* READY is written: the kernel delivers it after close, and nothing else follows. */
-	rn_oob_close_fd(c);
+	/* READY is written; the socket stays open for the comm to watch (rn_oob_conn_take_fd) */
 	rn_oob_enter(c, RN_OOB_DONE, 0);
 	return 0;
 }
@@ -707,7 +736,8 @@ static int rn_oob_step_accepting(struct rn_oob_conn *c)
 	c->fd = fd;
 	rn_sockaddr_str(&u, c->peer_str, sizeof(c->peer_str));
 	rn_oob_sockopts(c, fd);
-	c->deadline = rn_now_ms() + c->timeout_ms;
+	c->hello_deadline =
+		rn_now_ms() + (c->timeout_ms < RN_OOB_HELLO_MS ? c->timeout_ms : RN_OOB_HELLO_MS);
 	rn_oob_enter(c, RN_OOB_RECV_HELLO, sizeof(struct rn_wire_msg_hdr));
 	return 0;
 }
@@ -740,7 +770,7 @@ static int rn_oob_step_recv_ready(struct rn_oob_conn *c)
 	if (nonce != c->nonce)
 		return rn_oob_fail(c, -EPROTO, "READY carries nonce 0x%016llx, expected 0x%016llx",
 				   (unsigned long long)nonce, (unsigned long long)c->nonce);
-	rn_oob_close_fd(c);
+	/* the socket stays open: the comm watches it for the peer's death (rn_oob_conn_take_fd) */
 	rn_oob_enter(c, RN_OOB_DONE, 0);
 	return 0;
 }
@@ -760,6 +790,7 @@ static const rn_oob_step_fn rn_oob_steps[] = {
 int rn_oob_conn_progress(struct rn_oob_conn *c)
 {
 	for (;;) {
+		long long now;
 		int rc;
 
 		if (c->state == RN_OOB_DONE)
@@ -772,11 +803,18 @@ int rn_oob_conn_progress(struct rn_oob_conn *c)
 		if (rc != -EAGAIN)
 			return rc;
 		/* Checked only when stuck, so a handshake that can finish now does. */
-		if (c->deadline && rn_now_ms() >= c->deadline) {
-			if (c->acceptor && c->state == RN_OOB_RECV_HELLO && !c->peer_ok) {
-				rn_oob_drop_stray(c, "no HELLO before the deadline");
-				return -EAGAIN;
-			}
+		now = rn_now_ms();
+		if (c->hello_deadline && now >= c->hello_deadline &&
+		    c->state == RN_OOB_RECV_HELLO && !c->peer_ok) {
+			rn_oob_drop_stray(c, "no valid HELLO within 2 s of connecting");
+			continue; /* accept the next one, within the overall deadline */
+		}
+		if (c->deadline && now >= c->deadline) {
+			if (c->acceptor && c->state == RN_OOB_ACCEPTING)
+				return rn_oob_fail(c, -ETIMEDOUT,
+						   "no railnet peer connected within %ld ms of the "
+						   "first accept call (RAILNET_CONNECT_TIMEOUT)",
+						   c->timeout_ms);
 			return rn_oob_fail(c, -ETIMEDOUT,
 					   "no progress for %ld ms (RAILNET_CONNECT_TIMEOUT); the "
 					   "peer stopped answering",
@@ -878,6 +916,7 @@ int rn_oob_accept_create(struct rn_oob_listener *l, const struct rn_hello *local
 	c->listener = l;
 	c->nonce = l->nonce;
 	snprintf(c->peer_str, sizeof(c->peer_str), "(not yet connected)");
+	c->deadline = rn_now_ms() + c->timeout_ms; /* from the first accept call */
 	rn_oob_enter(c, RN_OOB_ACCEPTING, 0);
 	*out = c;
 	return 0;
@@ -891,6 +930,15 @@ enum rn_oob_state rn_oob_conn_state(const struct rn_oob_conn *c)
 const struct rn_hello *rn_oob_conn_peer(const struct rn_oob_conn *c)
 {
 	return &c->peer;
+}
+
+int rn_oob_conn_take_fd(struct rn_oob_conn *c)
+{
+	int fd = c->state == RN_OOB_DONE ? c->fd : -1;
+
+	if (fd >= 0)
+		c->fd = -1;
+	return fd;
 }
 
 void rn_oob_conn_destroy(struct rn_oob_conn *c)

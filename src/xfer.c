@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "railnet/event.h"
@@ -30,6 +31,15 @@
 #define RN_XFER_REPOST 16	   /* receives re-posted at once */
 #define RN_XFER_CHAIN_MAX 64	   /* work requests of one part */
 #define RN_XFER_IDLE_CHECK 1023	   /* idle polls between clock reads (mask) */
+#define RN_XFER_TICK 15		   /* progress calls between clock reads (mask) */
+/*
+ * Every RN_XFER_CHECK_NS of progress, busy or idle: the ports' async events (a port that went
+ * down moves its QPs' traffic within this, not after the QP's retry timeout) and the peer's
+ * out-of-band socket (its EOF says the peer process is gone). Both are non-blocking reads.
+ */
+#define RN_XFER_CHECK_NS (10 * 1000000ull)
+/* Pending requests fail this long after the peer's socket closed, if nothing more arrived. */
+#define RN_XFER_PEER_GRACE_NS (100 * 1000000ull)
 /*
  * Split mode cuts a message into at most size / RN_XFER_SPLIT_MIN parts, so that small
  * messages do not pay one completion per QP (docs/performance.md has the measurement).
@@ -134,6 +144,9 @@ struct rn_xcomm {
 	uint64_t ctl_seen;
 	uint32_t idle;
 	uint64_t idle_since_ns;
+	uint32_t tick;		/* progress calls, for RN_XFER_TICK */
+	uint64_t next_check_ns; /* next RN_XFER_CHECK_NS check */
+	uint64_t peer_gone_ns;	/* when the peer's socket closed; 0: open */
 	int pings_out;
 	int flush_out;
 	struct rn_port_counters st[RN_QP_MAX_PORTS];
@@ -804,13 +817,66 @@ static int rn_handle_wc(struct rn_xcomm *c, int port, const struct ibv_wc *wc)
 	return rn_chain_done(c, q, type);
 }
 
+/*
+ * The peer's out-of-band socket: EOF or an error means its process is gone (the kernel closed
+ * its end) or it closed the comm. One non-blocking MSG_PEEK; nothing is ever sent on it.
+ */
+static void rn_check_peer(struct rn_xcomm *c, uint64_t now)
+{
+	int fd = c->conn->oob_fd, err;
+	ssize_t n;
+	char b;
+
+	if (fd < 0 || c->peer_gone_ns)
+		return;
+	n = recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+	err = n < 0 ? errno : 0;
+	if (n > 0 || err == EAGAIN || err == EWOULDBLOCK || err == EINTR)
+		return;
+	c->peer_gone_ns = now ? now : 1;
+	if (c->nbusy || c->starved)
+		RN_INFO(RN_SUB_NET,
+			"%s: %s comm: the peer's connection %s with %d request(s) pending",
+			c->p.name, c->role == RN_CONN_SEND ? "send" : "receive",
+			n == 0 ? "closed" : strerror(err), c->nbusy);
+}
+
+/* Pending work and a peer gone for RN_XFER_PEER_GRACE_NS without a completion: fail. */
+static int rn_peer_lost(struct rn_xcomm *c, uint64_t now)
+{
+	if (!c->peer_gone_ns || (!c->nbusy && !c->starved) ||
+	    now - c->peer_gone_ns < RN_XFER_PEER_GRACE_NS)
+		return 0;
+	RN_WARN("%s: %s comm: peer closed: its out-of-band socket closed %.0f ms ago with %d "
+		"request(s) pending and nothing has arrived since; the peer process exited or "
+		"closed its comm, the connection is unusable",
+		c->p.name, c->role == RN_CONN_SEND ? "send" : "receive",
+		(double)(now - c->peer_gone_ns) / 1e6, c->nbusy);
+	return rn_fail(c, -ECONNRESET);
+}
+
+/* Every RN_XFER_TICK progress calls: the RN_XFER_CHECK_NS checks when they are due. */
+static int rn_periodic(struct rn_xcomm *c, bool any)
+{
+	uint64_t now;
+
+	if (++c->tick & RN_XFER_TICK)
+		return 0;
+	now = rn_now_ns();
+	if (now < c->next_check_ns)
+		return 0;
+	c->next_check_ns = now + RN_XFER_CHECK_NS;
+	rn_check_ports(c);
+	rn_check_peer(c, now);
+	return any ? 0 : rn_peer_lost(c, now);
+}
+
 static void rn_keepalive(struct rn_xcomm *c)
 {
 	uint64_t now;
 
 	if (++c->idle & RN_XFER_IDLE_CHECK)
 		return;
-	rn_check_ports(c);
 	if (!c->p.keepalive_ms || c->failed)
 		return;
 	if (!c->nbusy && !c->starved) {
@@ -852,6 +918,8 @@ static int rn_progress(struct rn_xcomm *c)
 	}
 	if (!c->failed)
 		rn_check_ctl(c);
+	if (!c->failed)
+		rn_periodic(c, any);
 	if (c->failed)
 		return c->failed;
 	if (any) {

@@ -61,6 +61,8 @@ struct rn_conn {
 	struct ibv_mr *region_mr[RN_QP_MAX_PORTS]; /* per local port index */
 	uint64_t remote_region;			   /* the peer's region address */
 	uint32_t remote_rkey[RN_QP_MAX_PORTS];	   /* its key, per peer port index */
+	int oob_fd; /* the handshake's socket, kept open (-1: none): its EOF or reset means the
+		     * peer process is gone (the data path watches it); closed by rn_conn_close */
 };
 
 struct rn_conn_listener;

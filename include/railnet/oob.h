@@ -67,6 +67,8 @@ int rn_oob_listen_ports(const struct rn_oob_if *iface, int nports, void *handle,
 			struct rn_oob_listener **out);
 /* Close the listening socket and free. NULL is fine. Must outlive an acceptor that has not
  * reached RN_OOB_RECV_HELLO yet (the acceptor's accept4 uses the listening socket). */
+/* Connections this listener dropped as strays, in all. */
+unsigned long rn_oob_listener_strays(const struct rn_oob_listener *l);
 void rn_oob_listener_destroy(struct rn_oob_listener *l);
 
 enum rn_oob_state {
@@ -114,17 +116,19 @@ int rn_oob_connect_create(const void *handle, size_t handle_len, const struct rn
 			  const struct rn_oob_params *params, struct rn_oob_conn **out);
 /*
  * Start the acceptor of l. local is copied (the peer_hello hook may still change it); its
- * nonce is set to the listener's. The deadline starts when a TCP connection is accepted: a
- * listener nobody connects to waits as long as NCCL keeps calling accept. A connection whose
- * first message is not a HELLO with the listener's nonce is a stray: it is closed, with one
- * WARN, and accepting resumes.
+ * nonce is set to the listener's. The deadline (params->timeout_ms) starts now, at the first
+ * accept call: a listener nobody connects to fails with -ETIMEDOUT then. A connection whose
+ * first message is not a HELLO with the listener's nonce, or that sends none within 2 s, is a
+ * stray: it is closed, counted in one WARN per listener per 10 s (which never shows a nonce),
+ * and accepting resumes. Once a valid HELLO arrived the rest of the handshake has a full
+ * timeout_ms.
  */
 int rn_oob_accept_create(struct rn_oob_listener *l, const struct rn_hello *local,
 			 const struct rn_oob_params *params, struct rn_oob_conn **out);
 
 /*
- * Advance as far as the socket allows. Returns 0 once DONE (the socket is closed then: the
- * handshake is all it carries), -EAGAIN when it must be called again, or -errno when FAILED
+ * Advance as far as the socket allows. Returns 0 once DONE (the socket stays open until
+ * rn_oob_conn_take_fd or destroy: the comm keeps it to notice the peer's death), -EAGAIN when it must be called again, or -errno when FAILED
  * (-ETIMEDOUT after the deadline, -ECONNREFUSED, -ECONNRESET, -EPROTO, -EBADMSG, ...); the
  * socket is closed and later calls return the same error.
  */
@@ -132,6 +136,11 @@ int rn_oob_conn_progress(struct rn_oob_conn *c);
 enum rn_oob_state rn_oob_conn_state(const struct rn_oob_conn *c);
 /* The peer's HELLO: valid once the state is past RN_OOB_RECV_HELLO (and at DONE). */
 const struct rn_hello *rn_oob_conn_peer(const struct rn_oob_conn *c);
+/*
+ * Hand over the socket of a DONE handshake (the caller closes it): nothing more is sent on it,
+ * and its EOF or reset says the peer process is gone. -1 when not DONE or already taken.
+ */
+int rn_oob_conn_take_fd(struct rn_oob_conn *c);
 /* Close the socket if open and free. NULL is fine. */
 void rn_oob_conn_destroy(struct rn_oob_conn *c);
 

@@ -113,12 +113,40 @@ print("ok: failover", a, b)'
 	# the receiver's port goes down: the sender hears of it through the failover notice
 	run portdown-recv "$FAST SOFTVERBS_PORT_DOWN=mlx5_3:1:300" "$FAST" stream --vdev \
 		--count 3000
+	# the same at default transport timeouts, on either side: the port's IBV_EVENT_PORT_ERR is
+	# read from every comm's progress (not after the QPs' ~34 s of retries), so the stream
+	# finishes well within the 30 s guard and the failover is counted on the port that went
+	# down (a behaviour guard, not a performance claim)
+	for side in send recv; do
+		if [ $side = send ]; then
+			renv="" senv="SOFTVERBS_PORT_DOWN=mlx5_0:1:300 RAILNET_STATS=$W/pdd.json"
+		else
+			renv="SOFTVERBS_PORT_DOWN=mlx5_3:1:300 RAILNET_STATS=$W/pdd.json" senv=""
+		fi
+		t0=$SECONDS
+		run "portdown-default-$side" "$renv" "$senv" stream --vdev --count 1000 &&
+		stats_check "$W/pdd.json" '
+down = ports[("mlx5_0", 1)] if "mlx5_0" in [k[0] for k in ports] else ports[("mlx5_3", 1)]
+assert down["failovers"] >= 1, down
+print("ok: failover counted", down)' &&
+		if [ $((SECONDS - t0)) -ge 30 ]; then
+			echo "FAIL: portdown-default-$side took $((SECONDS - t0)) s (guard 30 s)"; fail=1
+		elif ! grep -q "IBV_EVENT_PORT_ERR" "$W/portdown-default-$side/$side.err"; then
+			echo "FAIL: portdown-default-$side: the failover did not come from PORT_ERR"; fail=1
+		else
+			echo "ok: portdown-default-$side in $((SECONDS - t0)) s through IBV_EVENT_PORT_ERR"
+		fi
+	done
 	# every QP breaks: an error completion fails the sender with a WARN naming QP and GIDs
 	run qperr "$FAST RAILNET_KEEPALIVE_MS=200" "$FAST SOFTVERBS_QP_ERR_AFTER=40" stream \
 		--count 500 \
 		--expect-fail
 	# the sender process dies; the receiver's pending receive fails instead of hanging
 	run dead "$FAST RAILNET_KEEPALIVE_MS=200" "$FAST" dead
+	# the same at default timeouts and keepalive: the peer's out-of-band socket closes with
+	# its process, so the receive fails within a second instead of the ~34 s a QP's retries
+	# take (10 s: a hang guard, not a performance claim)
+	run dead-default "" "" dead --max-fail-s 10
 	;;
 cycles)
 	# RN_XFER_CYCLES: .ci/run keeps the full 10,000 for the gcc suite and runs fewer under
