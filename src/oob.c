@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,8 +25,8 @@
 #include "railnet/log.h"
 #include "railnet/oob.h"
 
-#define RN_OOB_BACKLOG 16
-#define RN_OOB_SPEC_MAX 32 /* NCCL_SOCKET_IFNAME entries considered */
+#define RN_OOB_BACKLOG 1024 /* the kernel caps it at somaxconn */
+#define RN_OOB_SPEC_MAX 32  /* NCCL_SOCKET_IFNAME entries considered */
 #define RN_OOB_PEER_STR (INET6_ADDRSTRLEN + 16)
 
 /* ---- interface choice -------------------------------------------------------------------- */
@@ -346,13 +347,37 @@ static long long rn_now_ms(void)
 /* Stray connections are reported in one WARN per listener per this many ms. */
 #define RN_OOB_STRAY_WARN_MS 10000
 
+/*
+ * The lobby: TCP connections accepted but not yet known to be railnet peers of this listener.
+ * Every one is read concurrently (epoll), so no stray can make a real connector wait: a
+ * connection becomes a guest at accept, sends its HELLO within RN_OOB_HELLO_MS or is dropped,
+ * is dropped at once for anything but a HELLO with this listener's nonce, and, when its HELLO
+ * is whole and valid, waits "ready" for an accept call to take it (several connectors may be
+ * ready at once; each accept takes the earliest). With the lobby full, the oldest guest that
+ * has sent nothing for RN_OOB_EVICT_MS makes room.
+ */
+#define RN_OOB_LOBBY 1024
+#define RN_OOB_EVICT_MS 100
+
+struct rn_oob_guest {
+	int fd;
+	bool ready;	 /* buf holds a whole HELLO with this listener's nonce */
+	long long since; /* accepted at (CLOCK_MONOTONIC ms) */
+	size_t off, len; /* bytes read into buf, bytes wanted */
+	uint8_t *buf;	 /* RN_WIRE_MSG_MAX bytes, allocated at the first byte */
+	char peer_str[RN_OOB_PEER_STR];
+};
+
 struct rn_oob_listener {
 	int fd;
+	int epfd; /* the guests' sockets */
 	uint64_t nonce;
 	char addr[RN_OOB_PEER_STR];
-	unsigned long strays;	    /* dropped since the last WARN */
-	unsigned long strays_total; /* dropped in all */
-	long long stray_warn_ms;    /* when the last stray WARN was written; 0: never */
+	unsigned long strays;	     /* dropped since the last WARN */
+	unsigned long strays_total;  /* dropped in all */
+	long long stray_warn_ms;     /* when the last stray WARN was written; 0: never */
+	struct rn_oob_guest *guests; /* RN_OOB_LOBBY slots, fd -1 when free */
+	int nguests;		     /* slots in use */
 };
 
 int rn_oob_listen(const struct rn_oob_if *iface, void *handle, struct rn_oob_listener **out)
@@ -374,6 +399,7 @@ int rn_oob_listen_ports(const struct rn_oob_if *iface, int nports, void *handle,
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
+	l->epfd = -1; /* with the lobby, at the first accept */
 	l->fd = socket(iface->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (l->fd < 0) {
 		rc = -errno;
@@ -421,10 +447,18 @@ unsigned long rn_oob_listener_strays(const struct rn_oob_listener *l)
 	return l->strays_total;
 }
 
+static void rn_oob_guest_free(struct rn_oob_listener *l, struct rn_oob_guest *g);
+
 void rn_oob_listener_destroy(struct rn_oob_listener *l)
 {
 	if (!l)
 		return;
+	for (int i = 0; l->guests && i < RN_OOB_LOBBY; i++)
+		if (l->guests[i].fd >= 0)
+			rn_oob_guest_free(l, &l->guests[i]);
+	free(l->guests);
+	if (l->epfd >= 0)
+		close(l->epfd);
 	close(l->fd);
 	free(l);
 }
@@ -438,9 +472,8 @@ struct rn_oob_conn {
 	int fd;	      /* -1 when closed */
 	int err;      /* FAILED: the error progress keeps returning */
 	long timeout_ms;
-	long long deadline;	  /* CLOCK_MONOTONIC ms: the whole handshake's bound */
-	long long hello_deadline; /* acceptor: the current connection's HELLO bound; 0: none */
-	uint64_t nonce;		  /* the handle's */
+	long long deadline; /* CLOCK_MONOTONIC ms: the whole handshake's bound */
+	uint64_t nonce;	    /* the handle's */
 	struct rn_oob_listener *listener;
 	rn_oob_peer_hello_fn peer_hello;
 	void *arg;
@@ -487,12 +520,11 @@ static int rn_oob_fail(struct rn_oob_conn *c, int err, const char *fmt, ...)
 }
 
 /*
- * A connection that never proved to be our peer: drop it and accept again. Reported in one
- * WARN per RN_OOB_STRAY_WARN_MS with the count, so a flood of strays cannot flood the log.
+ * A connection that never proved to be our peer: counted, and reported in one WARN per
+ * RN_OOB_STRAY_WARN_MS with the count, so that a flood of strays cannot flood the log.
  */
-static int rn_oob_drop_stray(struct rn_oob_conn *c, const char *why)
+static void rn_oob_stray(struct rn_oob_listener *l, const char *peer, const char *why)
 {
-	struct rn_oob_listener *l = c->listener;
 	long long now = rn_now_ms();
 
 	l->strays++;
@@ -500,13 +532,227 @@ static int rn_oob_drop_stray(struct rn_oob_conn *c, const char *why)
 	if (!l->stray_warn_ms || now - l->stray_warn_ms >= RN_OOB_STRAY_WARN_MS) {
 		RN_WARN("out-of-band listener %s: dropped %lu connection(s) that were not "
 			"railnet's peer for this listener%s; the last from %s: %s",
-			l->addr, l->strays, l->stray_warn_ms ? " in the last 10 s" : "",
-			c->peer_str, why);
+			l->addr, l->strays, l->stray_warn_ms ? " in the last 10 s" : "", peer, why);
 		l->strays = 0;
 		l->stray_warn_ms = now;
 	}
+}
+
+/* ---- the lobby ----------------------------------------------------------------------------- */
+
+static void rn_oob_guest_free(struct rn_oob_listener *l, struct rn_oob_guest *g)
+{
+	if (l->epfd >= 0)
+		epoll_ctl(l->epfd, EPOLL_CTL_DEL, g->fd, NULL);
+	close(g->fd);
+	free(g->buf);
+	memset(g, 0, sizeof(*g));
+	g->fd = -1;
+	l->nguests--;
+}
+
+static void rn_oob_guest_drop(struct rn_oob_listener *l, struct rn_oob_guest *g, const char *why)
+{
+	rn_oob_stray(l, g->peer_str, why);
+	rn_oob_guest_free(l, g);
+}
+
+/* Make room: drop the oldest guest that has sent nothing for RN_OOB_EVICT_MS. */
+static bool rn_oob_lobby_evict(struct rn_oob_listener *l, long long now)
+{
+	struct rn_oob_guest *old = NULL;
+
+	for (int i = 0; i < RN_OOB_LOBBY; i++) {
+		struct rn_oob_guest *g = &l->guests[i];
+
+		if (g->fd >= 0 && !g->off && now - g->since >= RN_OOB_EVICT_MS &&
+		    (!old || g->since < old->since))
+			old = g;
+	}
+	if (old)
+		rn_oob_guest_drop(l, old, "silent while the listener's lobby was full");
+	return old != NULL;
+}
+
+/* Accept every pending connection into the lobby. 0, or -errno of a broken listener. */
+static int rn_oob_lobby_admit(struct rn_oob_listener *l, long long now)
+{
+	for (;;) {
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP };
+		struct rn_oob_guest *g = NULL;
+		union rn_sockaddr u;
+		socklen_t len = sizeof(u);
+		int fd;
+
+		if (l->nguests == RN_OOB_LOBBY && !rn_oob_lobby_evict(l, now))
+			return 0; /* the rest waits in the kernel's backlog */
+		fd = accept4(l->fd, &u.sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ||
+			    errno == ECONNABORTED)
+				return 0;
+			if ((errno == EMFILE || errno == ENFILE) && rn_oob_lobby_evict(l, now))
+				continue; /* out of descriptors: a silent guest makes room */
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM)
+				return 0; /* try again at the next call */
+			return -errno;
+		}
+		for (int i = 0; i < RN_OOB_LOBBY && !g; i++)
+			if (l->guests[i].fd < 0)
+				g = &l->guests[i];
+		g->fd = fd;
+		g->since = now;
+		g->len = sizeof(struct rn_wire_msg_hdr);
+		rn_sockaddr_str(&u, g->peer_str, sizeof(g->peer_str));
+		l->nguests++;
+		ev.data.ptr = g;
+		if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+			rn_oob_guest_drop(l, g, "epoll_ctl failed");
+			return 0;
+		}
+	}
+}
+
+/* A guest's whole message: a HELLO with this listener's nonce (ready), or a stray. */
+static void rn_oob_guest_judge(struct rn_oob_listener *l, struct rn_oob_guest *g)
+{
+	struct rn_hello *h = malloc(sizeof(*h));
+	char why[256];
+
+	if (!h) {
+		rn_oob_guest_drop(l, g, "out of memory to decode its HELLO");
+		return;
+	}
+	if (rn_wire_hello_decode(g->buf, g->len, h, why, sizeof(why)))
+		rn_oob_guest_drop(l, g, why);
+	else if (h->nonce != l->nonce)
+		/* the nonce authenticates the connector: never log a listener's */
+		rn_oob_guest_drop(l, g,
+				  "its HELLO carries another listener's id (a handle of another "
+				  "listen, or a forged one)");
+	else
+		g->ready = true;
+	free(h);
+}
+
+/* Read what a guest sent; drop it at the first sign it is not our peer. */
+static void rn_oob_guest_read(struct rn_oob_listener *l, struct rn_oob_guest *g)
+{
+	char why[256];
+
+	if (g->ready || g->fd < 0)
+		return;
+	if (!g->buf) {
+		g->buf = malloc(RN_WIRE_MSG_MAX);
+		if (!g->buf) {
+			rn_oob_guest_drop(l, g, "out of memory for its HELLO");
+			return;
+		}
+	}
+	while (g->off < g->len) {
+		ssize_t n = recv(g->fd, g->buf + g->off, g->len - g->off, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n <= 0) {
+			snprintf(why, sizeof(why), "closed after %zu bytes, before a whole HELLO",
+				 g->off);
+			rn_oob_guest_drop(l, g, why);
+			return;
+		}
+		g->off += (size_t)n;
+		if (g->off == sizeof(struct rn_wire_msg_hdr) && g->len == g->off) {
+			size_t total;
+			int type;
+
+			why[0] = '\0';
+			if (rn_wire_hdr_decode(g->buf, g->off, &type, &total, why, sizeof(why)) ||
+			    type != RN_WIRE_MSG_HELLO) {
+				rn_oob_guest_drop(
+					l, g, why[0] ? why : "its first message is not a HELLO");
+				return;
+			}
+			g->len = total;
+		}
+	}
+	rn_oob_guest_judge(l, g);
+}
+
+/*
+ * Admit pending connections, read every guest that has something to say, drop the ones
+ * silent for RN_OOB_HELLO_MS. 0, or -errno (-ENOMEM, a broken listening socket).
+ */
+static int rn_oob_lobby_run(struct rn_oob_listener *l)
+{
+	struct epoll_event ev[64];
+	long long now = rn_now_ms();
+	int n, rc;
+
+	if (!l->guests) {
+		l->guests = calloc(RN_OOB_LOBBY, sizeof(*l->guests));
+		if (!l->guests)
+			return -ENOMEM;
+		for (int i = 0; i < RN_OOB_LOBBY; i++)
+			l->guests[i].fd = -1;
+		l->epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (l->epfd < 0) {
+			rc = -errno;
+			free(l->guests);
+			l->guests = NULL;
+			return rc;
+		}
+	}
+	rc = rn_oob_lobby_admit(l, now);
+	if (rc)
+		return rc;
+	do {
+		n = epoll_wait(l->epfd, ev, 64, 0);
+		for (int i = 0; i < n; i++)
+			rn_oob_guest_read(l, ev[i].data.ptr);
+	} while (n == 64);
+	for (int i = 0; l->nguests && i < RN_OOB_LOBBY; i++) {
+		struct rn_oob_guest *g = &l->guests[i];
+
+		if (g->fd >= 0 && !g->ready && now - g->since >= RN_OOB_HELLO_MS)
+			rn_oob_guest_drop(l, g, "no valid HELLO within 2 s of connecting");
+	}
+	return 0;
+}
+
+/* Hand over the earliest ready guest (its socket and HELLO). 0, or -EAGAIN when none. */
+static int rn_oob_lobby_take(struct rn_oob_listener *l, void *buf, size_t *len, int *fd, char *peer,
+			     size_t peer_len)
+{
+	struct rn_oob_guest *first = NULL;
+
+	for (int i = 0; l->guests && i < RN_OOB_LOBBY; i++) {
+		struct rn_oob_guest *g = &l->guests[i];
+
+		if (g->fd >= 0 && g->ready && (!first || g->since < first->since))
+			first = g;
+	}
+	if (!first)
+		return -EAGAIN;
+	memcpy(buf, first->buf, first->len);
+	*len = first->len;
+	snprintf(peer, peer_len, "%s", first->peer_str);
+	epoll_ctl(l->epfd, EPOLL_CTL_DEL, first->fd, NULL);
+	*fd = first->fd;
+	free(first->buf);
+	memset(first, 0, sizeof(*first));
+	first->fd = -1; /* handed over, not closed */
+	l->nguests--;
+	return 0;
+}
+
+/* The acceptor's connection is not our peer after all: drop it and accept again. */
+static int rn_oob_drop_stray(struct rn_oob_conn *c, const char *why)
+{
+	rn_oob_stray(c->listener, c->peer_str, why);
 	rn_oob_close_fd(c);
-	c->hello_deadline = 0;
 	c->off = c->len = 0;
 	snprintf(c->peer_str, sizeof(c->peer_str), "(not yet connected)");
 	c->state = RN_OOB_ACCEPTING;
@@ -684,7 +930,6 @@ static int rn_oob_step_recv_hello(struct rn_oob_conn *c)
 		c->peer_ok = true;
 		if (c->acceptor) /* our peer: the rest of the handshake has the full bound */
 			c->deadline = rn_now_ms() + c->timeout_ms;
-		c->hello_deadline = 0;
 	}
 	if (c->peer_hello) {
 		why[0] = '\0';
@@ -721,24 +966,19 @@ static int rn_oob_step_send_ready(struct rn_oob_conn *c)
 
 static int rn_oob_step_accepting(struct rn_oob_conn *c)
 {
-	union rn_sockaddr u;
-	socklen_t len = sizeof(u);
-	int fd;
+	int rc = rn_oob_lobby_run(c->listener);
 
-	fd = accept4(c->listener->fd, &u.sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (fd < 0) {
-		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ||
-		    errno == ECONNABORTED)
-			return -EAGAIN;
-		return rn_oob_fail(c, -errno, "accept on %s: %s", c->listener->addr,
-				   strerror(errno));
-	}
-	c->fd = fd;
-	rn_sockaddr_str(&u, c->peer_str, sizeof(c->peer_str));
-	rn_oob_sockopts(c, fd);
-	c->hello_deadline =
-		rn_now_ms() + (c->timeout_ms < RN_OOB_HELLO_MS ? c->timeout_ms : RN_OOB_HELLO_MS);
-	rn_oob_enter(c, RN_OOB_RECV_HELLO, sizeof(struct rn_wire_msg_hdr));
+	if (rc)
+		return rn_oob_fail(c, rc, "accept on %s: %s", c->listener->addr, strerror(-rc));
+	rc = rn_oob_lobby_take(c->listener, c->buf, &c->len, &c->fd, c->peer_str,
+			       sizeof(c->peer_str));
+	if (rc)
+		return -EAGAIN;
+	rn_oob_sockopts(c, c->fd);
+	/* the whole HELLO is in buf already: RECV_HELLO only decodes it */
+	c->state = RN_OOB_RECV_HELLO;
+	c->off = c->len;
+	c->peer_ok = false;
 	return 0;
 }
 
@@ -804,11 +1044,6 @@ int rn_oob_conn_progress(struct rn_oob_conn *c)
 			return rc;
 		/* Checked only when stuck, so a handshake that can finish now does. */
 		now = rn_now_ms();
-		if (c->hello_deadline && now >= c->hello_deadline &&
-		    c->state == RN_OOB_RECV_HELLO && !c->peer_ok) {
-			rn_oob_drop_stray(c, "no valid HELLO within 2 s of connecting");
-			continue; /* accept the next one, within the overall deadline */
-		}
 		if (c->deadline && now >= c->deadline) {
 			if (c->acceptor && c->state == RN_OOB_ACCEPTING)
 				return rn_oob_fail(c, -ETIMEDOUT,
