@@ -215,6 +215,15 @@ int rn_conn_info_from_hello(const struct rn_hello *h, struct rn_qp_info *info, c
 	return 0;
 }
 
+/*
+ * A verbs call failed while making the connection: that is the system's failure, not a bad
+ * argument of NCCL's (-EINVAL would reach NCCL as ncclInvalidArgument).
+ */
+static int rn_conn_sys_err(int rc)
+{
+	return rc == -EINVAL || rc == -ERANGE ? -EIO : rc;
+}
+
 static int rn_conn_params_ok(const struct rn_qp_port *ports, int nports,
 			     const struct rn_conn_params *params)
 {
@@ -315,7 +324,7 @@ static int rn_conn_connector_hook(void *arg, const struct rn_hello *peer, struct
 	if (rc) {
 		snprintf(why, why_len, "connecting the send QPs to the acceptor's failed (%s)",
 			 strerror(-rc));
-		return rc;
+		return rc == -EPROTO ? rc : rn_conn_sys_err(rc);
 	}
 	rn_conn_region_learn(peer, &p->remote_fifo, p->remote_rkey);
 	return 0;
@@ -561,18 +570,21 @@ static int rn_conn_acceptor_hook(void *arg, const struct rn_hello *peer, struct 
 	if (rc) {
 		snprintf(why, why_len, "creating %d receive QPs failed (%s)", qp.nqps,
 			 strerror(-rc));
+		rc = rn_conn_sys_err(rc);
 		goto err_free;
 	}
 	rc = rn_qp_set_connect(l->set, &l->remote);
 	if (rc) {
 		snprintf(why, why_len, "connecting the receive QPs to the connector's failed (%s)",
 			 strerror(-rc));
+		rc = rc == -EPROTO ? rc : rn_conn_sys_err(rc);
 		goto err_destroy_set;
 	}
 	rc = rn_conn_region_make(l->set, l->region_bytes, &l->region);
 	if (rc) {
 		snprintf(why, why_len, "registering the receiver's region failed (%s)",
 			 strerror(-rc));
+		rc = rn_conn_sys_err(rc);
 		goto err_destroy_set;
 	}
 	rn_qp_set_info(l->set, info);

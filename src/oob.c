@@ -8,6 +8,7 @@
  * filled by the caller (directly, or in the peer_hello hook).
  */
 #include <arpa/inet.h>
+#include <endian.h>
 #include <errno.h>
 #include <ifaddrs.h>
 #include <netinet/tcp.h>
@@ -906,6 +907,46 @@ static int rn_oob_bad_hello(struct rn_oob_conn *c, int err, const char *why)
 	return rn_oob_fail(c, err, "%s", why);
 }
 
+/*
+ * The acceptor cannot take a connector whose HELLO was valid: tell it why in a REFUSE before
+ * the socket closes (best effort, one non-blocking send: it is 232 bytes into an empty socket).
+ */
+static void rn_oob_refuse(struct rn_oob_conn *c, int err, const char *why)
+{
+	size_t len;
+
+	if (c->fd < 0 || rn_wire_refuse_encode(c->nonce, -err, why, c->buf, sizeof(c->buf), &len))
+		return;
+	if (send(c->fd, c->buf, len, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)len)
+		RN_INFO(RN_SUB_NET, "out-of-band accept from %s: could not send the refusal",
+			c->peer_str);
+}
+
+static bool rn_oob_is_refuse(const struct rn_oob_conn *c)
+{
+	struct rn_wire_msg_hdr h;
+
+	memcpy(&h, c->buf, sizeof(h));
+	return le16toh(h.type) == RN_WIRE_MSG_REFUSE;
+}
+
+/* The connector got a REFUSE: fail with the acceptor's reason. */
+static int rn_oob_refused(struct rn_oob_conn *c)
+{
+	char reason[RN_WIRE_REASON_MAX + 1], why[256];
+	uint64_t nonce;
+	int err;
+
+	if (rn_wire_refuse_decode(c->buf, c->len, &nonce, &err, reason, sizeof(reason), why,
+				  sizeof(why)))
+		return rn_oob_fail(c, -EPROTO, "%s", why);
+	if (nonce != c->nonce)
+		return rn_oob_fail(c, -EPROTO, "a refusal for another connection");
+	/* the acceptor's verdict on our HELLO is the peer's protocol error; else it refused */
+	return rn_oob_fail(c, err == EPROTO ? -EPROTO : -ECONNREFUSED,
+			   "the acceptor refused the connection: %s (%s)", reason, strerror(err));
+}
+
 static int rn_oob_step_recv_hello(struct rn_oob_conn *c)
 {
 	char why[256];
@@ -916,6 +957,8 @@ static int rn_oob_step_recv_hello(struct rn_oob_conn *c)
 		rc = rn_oob_recv_msg(c, why, sizeof(why));
 		if (rc == -EAGAIN)
 			return rc;
+		if (!rc && !c->acceptor && rn_oob_is_refuse(c))
+			return rn_oob_refused(c);
 		if (!rc)
 			rc = rn_wire_hello_decode(c->buf, c->len, &c->peer, why, sizeof(why));
 		if (rc)
@@ -936,8 +979,16 @@ static int rn_oob_step_recv_hello(struct rn_oob_conn *c)
 		rc = c->peer_hello(c->arg, &c->peer, &c->local, why, sizeof(why));
 		if (rc == -EAGAIN)
 			return rc;
-		if (rc)
-			return rn_oob_fail(c, rc, "peer refused: %s", why[0] ? why : strerror(-rc));
+		if (rc) {
+			if (!why[0])
+				snprintf(why, sizeof(why), "%s", strerror(-rc));
+			if (c->acceptor)
+				rn_oob_refuse(c, rc, why);
+			return rn_oob_fail(c, rc, "%s refused: %s",
+					   c->acceptor ? "the connector was"
+						       : "the acceptor's reply was",
+					   why);
+		}
 	}
 	if (c->acceptor) {
 		rc = rn_oob_encode_local(c, &len);

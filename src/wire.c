@@ -292,6 +292,9 @@ int rn_wire_hdr_decode(const void *buf, size_t len, int *type, size_t *total, ch
 	case RN_WIRE_MSG_READY:
 		min = max = RN_WIRE_READY_SIZE;
 		break;
+	case RN_WIRE_MSG_REFUSE:
+		min = max = RN_WIRE_REFUSE_SIZE;
+		break;
 	default:
 		return rn_wire_fail(-EBADMSG, why, why_len, "unknown message type %d", t);
 	}
@@ -435,5 +438,59 @@ int rn_wire_ready_decode(const void *buf, size_t len, uint64_t *nonce, char *why
 	if (r.reserved)
 		return rn_wire_fail(-EBADMSG, why, why_len, "ready reserved field is set");
 	*nonce = le64toh(r.nonce);
+	return 0;
+}
+
+int rn_wire_refuse_encode(uint64_t nonce, int err, const char *reason, void *buf, size_t cap,
+			  size_t *out_len)
+{
+	struct rn_wire_refuse r;
+	size_t n = reason ? strlen(reason) : 0;
+
+	if (err <= 0)
+		return -EINVAL;
+	if (cap < RN_WIRE_REFUSE_SIZE)
+		return -ENOSPC;
+	if (n > RN_WIRE_REASON_MAX)
+		n = RN_WIRE_REASON_MAX;
+	memset(&r, 0, sizeof(r));
+	r.nonce = htole64(nonce);
+	r.err = (int32_t)htole32((uint32_t)err);
+	r.reason_len = htole16((uint16_t)n);
+	memcpy(r.reason, reason ? reason : "", n);
+	rn_wire_put_hdr(buf, RN_WIRE_MSG_REFUSE, RN_WIRE_REFUSE_SIZE);
+	memcpy((uint8_t *)buf + sizeof(struct rn_wire_msg_hdr), &r, sizeof(r));
+	*out_len = RN_WIRE_REFUSE_SIZE;
+	return 0;
+}
+
+int rn_wire_refuse_decode(const void *buf, size_t len, uint64_t *nonce, int *err, char *reason,
+			  size_t reason_cap, char *why, size_t why_len)
+{
+	struct rn_wire_refuse r;
+	size_t n;
+	int e, rc;
+
+	rc = rn_wire_msg_check(buf, len, RN_WIRE_MSG_REFUSE, why, why_len);
+	if (rc)
+		return rc;
+	memcpy(&r, (const uint8_t *)buf + sizeof(struct rn_wire_msg_hdr), sizeof(r));
+	e = (int32_t)le32toh((uint32_t)r.err);
+	n = le16toh(r.reason_len);
+	if (e <= 0)
+		return rn_wire_fail(-EBADMSG, why, why_len, "refusal with error code %d", e);
+	if (n > RN_WIRE_REASON_MAX)
+		return rn_wire_fail(-EBADMSG, why, why_len, "refusal reason of %zu bytes", n);
+	if (r.reserved)
+		return rn_wire_fail(-EBADMSG, why, why_len, "refuse reserved field is set");
+	if (reason_cap) {
+		if (n >= reason_cap)
+			n = reason_cap - 1;
+		for (size_t i = 0; i < n; i++)
+			reason[i] = r.reason[i] >= 0x20 && r.reason[i] < 0x7f ? r.reason[i] : '?';
+		reason[n] = '\0';
+	}
+	*nonce = le64toh(r.nonce);
+	*err = e;
 	return 0;
 }

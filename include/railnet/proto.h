@@ -74,8 +74,9 @@ enum rn_wire_af {
 };
 
 enum rn_wire_msg_type {
-	RN_WIRE_MSG_HELLO = 1, /* connector -> acceptor, then acceptor -> connector */
-	RN_WIRE_MSG_READY = 2, /* connector -> acceptor, last message */
+	RN_WIRE_MSG_HELLO = 1,	/* connector -> acceptor, then acceptor -> connector */
+	RN_WIRE_MSG_READY = 2,	/* connector -> acceptor, last message */
+	RN_WIRE_MSG_REFUSE = 3, /* acceptor -> connector instead of its HELLO: the reason */
 };
 
 /* Link layer values are libibverbs' (IBV_LINK_LAYER_*). */
@@ -209,6 +210,28 @@ _Static_assert(sizeof(struct rn_wire_ready) == 16, "ready is 16 bytes");
 _Static_assert(offsetof(struct rn_wire_ready, status) == 8, "ready.status");
 _Static_assert(offsetof(struct rn_wire_ready, reserved) == 12, "ready.reserved");
 
+/*
+ * REFUSE body: the acceptor could not take a connector whose HELLO was valid (its QPs could
+ * not be created or connected, the port counts do not fit...) and says why before closing,
+ * so that the connector's error names the cause rather than "peer closed the connection".
+ */
+#define RN_WIRE_REASON_MAX 200
+struct rn_wire_refuse {
+	uint64_t nonce;	     /* 0: the handle's nonce, echoed. acceptor writes,
+					  * connector checks */
+	int32_t err;	     /* 8: the acceptor's errno (positive). connector reports it */
+	uint16_t reason_len; /* 12: bytes of reason used (no NUL), <= RN_WIRE_REASON_MAX */
+	uint16_t reserved;   /* 14: zero */
+	char reason[RN_WIRE_REASON_MAX]; /* 16: text, zero-padded. connector logs it (sanitised) */
+};
+
+_Static_assert(sizeof(struct rn_wire_refuse) == 216, "refuse is 216 bytes");
+_Static_assert(offsetof(struct rn_wire_refuse, err) == 8, "refuse.err");
+_Static_assert(offsetof(struct rn_wire_refuse, reason_len) == 12, "refuse.reason_len");
+_Static_assert(offsetof(struct rn_wire_refuse, reason) == 16, "refuse.reason");
+
+#define RN_WIRE_REFUSE_SIZE (sizeof(struct rn_wire_msg_hdr) + sizeof(struct rn_wire_refuse))
+
 #define RN_WIRE_HELLO_MIN                                                \
 	(sizeof(struct rn_wire_msg_hdr) + sizeof(struct rn_wire_hello) + \
 	 sizeof(struct rn_wire_port) + sizeof(struct rn_wire_qp))
@@ -219,6 +242,7 @@ _Static_assert(offsetof(struct rn_wire_ready, reserved) == 12, "ready.reserved")
 #define RN_WIRE_READY_SIZE (sizeof(struct rn_wire_msg_hdr) + sizeof(struct rn_wire_ready))
 /* Largest message: what a receive buffer must hold. */
 #define RN_WIRE_MSG_MAX RN_WIRE_HELLO_MAX
+_Static_assert(RN_WIRE_REFUSE_SIZE <= RN_WIRE_MSG_MAX, "a REFUSE fits the receive buffer");
 
 /* ---- peer-written memory ----------------------------------------------------------------- */
 

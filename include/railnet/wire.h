@@ -93,5 +93,14 @@ int rn_wire_hdr_decode(const void *buf, size_t len, int *type, size_t *total, ch
 int rn_wire_hello_decode(const void *buf, size_t len, struct rn_hello *out, char *why,
 			 size_t why_len);
 int rn_wire_ready_decode(const void *buf, size_t len, uint64_t *nonce, char *why, size_t why_len);
+/* REFUSE: err > 0, reason clipped to RN_WIRE_REASON_MAX. -EINVAL for err <= 0, -ENOSPC. */
+int rn_wire_refuse_encode(uint64_t nonce, int err, const char *reason, void *buf, size_t cap,
+			  size_t *out_len);
+/*
+ * Decode a REFUSE of exactly len bytes: *err (> 0) and the reason, NUL-terminated into
+ * reason[reason_cap] with every byte outside printable ASCII replaced by '?'.
+ */
+int rn_wire_refuse_decode(const void *buf, size_t len, uint64_t *nonce, int *err, char *reason,
+			  size_t reason_cap, char *why, size_t why_len);
 
 #endif /* RAILNET_WIRE_H */

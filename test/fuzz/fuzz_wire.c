@@ -57,7 +57,8 @@ static void rn_fuzz_msgs(const uint8_t *data, size_t size)
 	rc = rn_wire_hdr_decode(data, size, &type, &total, why, sizeof(why));
 	if (rc) {
 		rn_check_fail(rc, why);
-	} else if ((type != RN_WIRE_MSG_HELLO && type != RN_WIRE_MSG_READY) ||
+	} else if ((type != RN_WIRE_MSG_HELLO && type != RN_WIRE_MSG_READY &&
+		    type != RN_WIRE_MSG_REFUSE) ||
 		   total < sizeof(struct rn_wire_msg_hdr) || total > RN_WIRE_MSG_MAX) {
 		abort();
 	}
@@ -87,6 +88,30 @@ static void rn_fuzz_msgs(const uint8_t *data, size_t size)
 	} else if (rn_wire_ready_encode(nonce, again, sizeof(again), &len) || len != size ||
 		   memcmp(again, data, size)) {
 		abort();
+	}
+
+	/* REFUSE: a positive code, a reason of printable ASCII, NUL-terminated in its buffer */
+	{
+		char reason[RN_WIRE_REASON_MAX + 1];
+		int err = -7;
+
+		memset(reason, 'x', sizeof(reason));
+		why[0] = '\0';
+		rc = rn_wire_refuse_decode(data, size, &nonce, &err, reason, sizeof(reason), why,
+					   sizeof(why));
+		if (rc) {
+			rn_check_fail(rc, why);
+			if (err != -7)
+				abort();
+		} else {
+			size_t n = strnlen(reason, sizeof(reason));
+
+			if (err <= 0 || n == sizeof(reason))
+				abort();
+			for (size_t i = 0; i < n; i++)
+				if (reason[i] < 0x20 || reason[i] >= 0x7f)
+					abort();
+		}
 	}
 }
 

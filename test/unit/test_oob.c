@@ -417,10 +417,10 @@ static void test_hook_refuses(void **state)
 	drive(s, r, &src, &rrc, 5000);
 	assert_int_equal(rrc, -EPROTO);
 	assert_int_equal(rn_oob_conn_state(r), RN_OOB_FAILED);
-	assert_true(rn_test_log_contains("peer refused: MTU 5 vs 5"));
-	/* The connector sees the connection closed under it. */
-	assert_int_equal(src, -ECONNRESET);
-	assert_true(rn_test_log_contains("peer closed the connection"));
+	assert_true(rn_test_log_contains("the connector was refused: MTU 5 vs 5"));
+	/* The connector is told why (a REFUSE), and its error is the protocol's. */
+	assert_int_equal(src, -EPROTO);
+	assert_true(rn_test_log_contains("the acceptor refused the connection: MTU 5 vs 5 ("));
 	assert_int_equal(rn_oob_conn_progress(r), -EPROTO); /* sticky */
 	rn_oob_conn_destroy(s);
 	rn_oob_conn_destroy(r);

@@ -366,6 +366,62 @@ static void test_hello_malformed(void **state)
 	free(h);
 }
 
+/* REFUSE: the acceptor's reason, sanitised and bounded; malformed ones refused. */
+static void test_refuse(void **state)
+{
+	uint8_t b[512], m[512];
+	char reason[RN_WIRE_REASON_MAX + 1], small[8], why[256] = "", longer[300];
+	uint64_t nonce = 0;
+	size_t len;
+	int err = 0;
+
+	(void)state;
+	assert_int_equal(rn_wire_refuse_encode(1, 0, "x", b, sizeof(b), &len), -EINVAL);
+	assert_int_equal(rn_wire_refuse_encode(1, 5, "x", b, 10, &len), -ENOSPC);
+	assert_int_equal(
+		rn_wire_refuse_encode(0xabcdull, EIO, "creating QPs\nfailed", b, sizeof(b), &len),
+		0);
+	assert_int_equal(len, RN_WIRE_REFUSE_SIZE);
+	assert_int_equal(rn_wire_refuse_decode(b, len, &nonce, &err, reason, sizeof(reason), why,
+					       sizeof(why)),
+			 0);
+	assert_int_equal(nonce, 0xabcdull);
+	assert_int_equal(err, EIO);
+	assert_string_equal(reason, "creating QPs?failed"); /* control bytes never reach a log */
+	assert_int_equal(
+		rn_wire_refuse_decode(b, len, &nonce, &err, small, sizeof(small), why, sizeof(why)),
+		0);
+	assert_string_equal(small, "creatin");
+	/* a reason longer than the field is clipped at the sender */
+	memset(longer, 'a', sizeof(longer) - 1);
+	longer[sizeof(longer) - 1] = '\0';
+	assert_int_equal(rn_wire_refuse_encode(1, EIO, longer, b, sizeof(b), &len), 0);
+	assert_int_equal(rn_wire_refuse_decode(b, len, &nonce, &err, reason, sizeof(reason), why,
+					       sizeof(why)),
+			 0);
+	assert_int_equal(strlen(reason), RN_WIRE_REASON_MAX);
+	/* malformed */
+	memcpy(m, b, len);
+	put_le32(m, 16 + 8, 0);
+	assert_int_equal(rn_wire_refuse_decode(m, len, &nonce, &err, reason, sizeof(reason), why,
+					       sizeof(why)),
+			 -EBADMSG);
+	assert_non_null(strstr(why, "error code 0"));
+	memcpy(m, b, len);
+	put_le16(m, 16 + 12, RN_WIRE_REASON_MAX + 1);
+	assert_int_equal(rn_wire_refuse_decode(m, len, &nonce, &err, reason, sizeof(reason), why,
+					       sizeof(why)),
+			 -EBADMSG);
+	memcpy(m, b, len);
+	put_le16(m, 16 + 14, 1);
+	assert_int_equal(rn_wire_refuse_decode(m, len, &nonce, &err, reason, sizeof(reason), why,
+					       sizeof(why)),
+			 -EBADMSG);
+	assert_int_equal(rn_wire_refuse_decode(b, len - 1, &nonce, &err, reason, sizeof(reason),
+					       why, sizeof(why)),
+			 -EBADMSG);
+}
+
 static void test_ready(void **state)
 {
 	uint8_t b[64], m[64];
@@ -412,6 +468,7 @@ int main(void)
 		cmocka_unit_test(test_hello_encode_refuses),
 		cmocka_unit_test(test_hello_malformed),
 		cmocka_unit_test(test_ready),
+		cmocka_unit_test(test_refuse),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
