@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "railnet/event.h"
 #include "railnet/log.h"
 #include "railnet/qp.h"
 
@@ -558,6 +559,15 @@ int rn_qp_set_connect(struct rn_qp_set *set, const struct rn_qp_info *remote)
 
 void rn_qp_set_destroy(struct rn_qp_set *set)
 {
-	if (set)
-		rn_qp_set_unwind(set, set->nports, set->nports, set->nqps);
+	if (!set)
+		return;
+	/*
+	 * Acknowledge the devices' pending async events first: rdma-core's ibv_destroy_qp waits
+	 * until every event reported for the QP has been acknowledged, and railnet has no thread
+	 * that would (event.h: they are read from the data path). A QP that failed just before
+	 * its comm closed may have one queued.
+	 */
+	for (int p = 0; p < set->nports; p++)
+		rn_event_poll(set->port[p].dev.ctx, set->port[p].dev.name);
+	rn_qp_set_unwind(set, set->nports, set->nports, set->nqps);
 }

@@ -1400,10 +1400,13 @@ int rn_xfer_iflush(struct rn_xcomm *c, int n, void **data, const int *sizes, str
 		return rc;
 	if (c->p.flush == RN_FLUSH_AUTO && mh[last]->type != RN_PTR_CUDA)
 		return 0;
-	while (c->flush_out + c->nports > RN_XFER_MAX_FLUSH * c->nports / 2 || !c->free_reqs) {
+	if (c->flush_out + c->nports > RN_XFER_MAX_FLUSH * c->nports / 2 || !c->free_reqs) {
 		rc = rn_progress(c); /* flush reads complete in microseconds */
 		if (rc)
 			return rc;
+		/* still full (requests come back only through test): "not now", call again */
+		if (c->flush_out + c->nports > RN_XFER_MAX_FLUSH * c->nports / 2 || !c->free_reqs)
+			return 0;
 	}
 	r = rn_req_get(c, RN_REQ_FLUSH);
 	r->pending = c->nports;

@@ -436,6 +436,20 @@ SV_EXPORT int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num, 
 	return -1;
 }
 
+/*
+ * A QP's async event. Counted as reported when posted, as the kernel counts it: like
+ * rdma-core's, ibv_destroy_qp then waits until the application has acknowledged every one.
+ */
+int sv_async_post_qp(struct sv_qp *qp, enum ibv_event_type type)
+{
+	struct ibv_qp *q = &qp->qpx.qp_base;
+
+	pthread_mutex_lock(&q->mutex);
+	qp->events_reported++;
+	pthread_mutex_unlock(&q->mutex);
+	return sv_async_post(qp->ctx, type, (uintptr_t)q);
+}
+
 int sv_async_post(struct sv_ctx *ctx, enum ibv_event_type type, uint64_t elem)
 {
 	struct sv_async_msg m = { .type = type, .elem = elem };

@@ -333,10 +333,8 @@ static void sv_resp_fatal(struct sv_conn *c, struct sv_qp *qp, uint32_t msn, enu
 {
 	sv_resp_nak(c, qp, msn, code);
 	sv_qp_to_err(qp, IBV_WC_SUCCESS);
-	if (code == SV_NAK_REM_ACCESS)
-		sv_async_post(qp->ctx, IBV_EVENT_QP_ACCESS_ERR, (uintptr_t)&qp->qpx.qp_base);
-	else
-		sv_async_post(qp->ctx, IBV_EVENT_QP_REQ_ERR, (uintptr_t)&qp->qpx.qp_base);
+	sv_async_post_qp(qp, code == SV_NAK_REM_ACCESS ? IBV_EVENT_QP_ACCESS_ERR
+						       : IBV_EVENT_QP_REQ_ERR);
 }
 
 static void sv_recv_cqe(struct sv_qp *qp, uint64_t wr_id, int status, bool write_imm, bool has_imm,
@@ -747,7 +745,12 @@ static void sv_conn_read(struct sv_conn *c)
 			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 				break; /* an EPOLLIN edge will set readable */
 			sv_dbg("connection %d closed by the peer", c->fd);
-			sv_conn_mark_dead(c);
+			/*
+			 * Dead once what was read with the close is processed: a peer that closes
+			 * right after its last ACK (its process exits) must not lose that ACK,
+			 * as a NIC would not (sv_nic_output reaps failed connections).
+			 */
+			c->failed = true;
 			return;
 		}
 	}
@@ -980,7 +983,7 @@ static void sv_sq_pump(struct sv_qp *qp, struct sv_tick *t)
 			       qp->qpn);
 			qp->sq_acked = qp->sq_done; /* everything after the Nth is flushed */
 			sv_qp_to_err(qp, IBV_WC_SUCCESS);
-			sv_async_post(qp->ctx, IBV_EVENT_QP_FATAL, (uintptr_t)&qp->qpx.qp_base);
+			sv_async_post_qp(qp, IBV_EVENT_QP_FATAL);
 			goto out;
 		}
 	}

@@ -8,8 +8,11 @@
 #include "sv.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #define M(x) IBV_QP_##x
 
@@ -472,15 +475,50 @@ out_unlock:
 	return err;
 }
 
+/*
+ * rdma-core's ibv_destroy_qp waits until every async event reported for the QP has been
+ * acknowledged (ibv_ack_async_event), and blocks forever when the application never reads
+ * them. softverbs waits too, but for SV_DESTROY_WAIT_MS at most: then it says so on stderr
+ * and keeps the QP's memory (the pending event still points at it), tearing down the rest.
+ * False in that case.
+ */
+#define SV_DESTROY_WAIT_MS 2000
+static bool sv_qp_events_acked(struct sv_qp *qp)
+{
+	struct ibv_qp *q = &qp->qpx.qp_base;
+	struct timespec until;
+	bool acked;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += SV_DESTROY_WAIT_MS / 1000;
+	pthread_mutex_lock(&q->mutex);
+	while (q->events_completed < qp->events_reported &&
+	       pthread_cond_timedwait(&q->cond, &q->mutex, &until) == 0)
+		;
+	acked = q->events_completed >= qp->events_reported;
+	pthread_mutex_unlock(&q->mutex);
+	if (!acked) {
+		fprintf(stderr,
+			"softverbs[%d]: ibv_destroy_qp(QP %u): %u async event(s) reported and "
+			"never acknowledged after %d ms; rdma-core would block here forever "
+			"(read them with ibv_get_async_event and ack them before destroying)\n",
+			(int)getpid(), q->qp_num, qp->events_reported - q->events_completed,
+			SV_DESTROY_WAIT_MS);
+	}
+	return acked;
+}
+
 SV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct sv_qp *qp = sv_qp_of(ibqp);
 	struct sv_ctx *ctx = qp->ctx;
 	struct sv_qp **pp;
 	int err = sv_fail("ibv_destroy_qp");
+	bool acked;
 
 	if (err)
 		return err;
+	acked = sv_qp_events_acked(qp);
 	pthread_mutex_lock(&ctx->lock);
 	for (pp = &ctx->qps; *pp && *pp != qp; pp = &(*pp)->next)
 		;
@@ -501,7 +539,8 @@ SV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	free(qp->wrb);
 	free(qp->wrb_sge);
 	free(qp->wrb_inl);
-	free(qp);
+	if (acked) /* else the unacknowledged event still points at it: kept */
+		free(qp);
 	return 0;
 }
 

@@ -246,7 +246,8 @@ struct sv_rwqe {
 };
 
 struct sv_qp {
-	struct ibv_qp_ex qpx; /* first: &qpx.qp_base is the client's ibv_qp */
+	struct ibv_qp_ex qpx;	  /* first: &qpx.qp_base is the client's ibv_qp */
+	uint32_t events_reported; /* async events posted for it (qpx.qp_base.mutex) */
 	struct sv_ctx *ctx;
 	struct sv_pd *pd;
 	struct sv_cq *scq, *rcq;
@@ -311,6 +312,7 @@ static inline struct sv_qp *sv_qp_of(struct ibv_qp *q)
 
 /* device.c */
 int sv_async_post(struct sv_ctx *ctx, enum ibv_event_type type, uint64_t elem);
+int sv_async_post_qp(struct sv_qp *qp, enum ibv_event_type type);
 
 /* mr.c */
 struct sv_mr *sv_mr_lookup(struct sv_ctx *ctx, uint32_t key); /* mr_lock held */
