@@ -61,3 +61,34 @@ if(RN_BASH_PROG)
 			LABELS "integration;xfer;softverbs" RUN_SERIAL TRUE)
 	endforeach()
 endif()
+
+# railnet-nettest: the built plugin driven through dlopen + ncclNetPlugin_v12/_v11 only, as
+# outside plugin test harnesses do, by two MPI ranks in softverbs pods (nettest.sh): threads,
+# ring, accept10, inflight, multi, tags, oversize, close_inflight, bad, and vNICs of 8 ports
+# (eight-port.spec) and across crossed rails (rail-swap.spec). Sees nccl_headers/ only: the
+# directory-wide include/ is replaced, not added to.
+find_package(MPI COMPONENTS C)
+if(MPI_C_FOUND)
+	add_executable(railnet-nettest ${RN_IT_DIR}/nettest.c)
+	set_target_properties(railnet-nettest PROPERTIES
+		RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/test
+		INCLUDE_DIRECTORIES ${RN_NCCL_HEADERS})
+	target_link_libraries(railnet-nettest PRIVATE MPI::MPI_C ${CMAKE_DL_LIBS}
+		Threads::Threads)
+	add_dependencies(railnet-nettest nccl-net-railnet)
+	# nettest.sh needs the softverbs library and softverbs-fabric (whichever names exist)
+	foreach(dep softverbs softverbs-lib softverbs-fabric)
+		if(TARGET ${dep})
+			add_dependencies(railnet-nettest ${dep})
+		endif()
+	endforeach()
+	if(RN_BASH_PROG)
+		add_test(NAME nettest COMMAND ${RN_BASH_PROG} ${RN_IT_DIR}/nettest.sh
+			${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
+		set_tests_properties(nettest PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
+			LABELS "integration;softverbs" RUN_SERIAL TRUE)
+	endif()
+else()
+	message(STATUS "railnet-nettest: no MPI C found (Debian: libopenmpi-dev); the nettest "
+		"test is not registered")
+endif()
