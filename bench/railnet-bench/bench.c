@@ -636,9 +636,11 @@ static int rb_write_file(const char *path, const char *what, const struct rb_run
 	return 0;
 }
 
-static const struct rb_mode_ops *rb_mode_of(enum rb_mode m)
+static const struct rb_mode_ops *rb_mode_of(const struct rb_args *a)
 {
-	return m == RB_MODE_NCCL ? &rb_mode_nccl : &rb_mode_net;
+	if (a->mode == RB_MODE_NCCL)
+		return &rb_mode_nccl;
+	return a->p2p ? &rb_mode_net_p2p : &rb_mode_net;
 }
 
 int rb_bench_main(int argc, char **argv)
@@ -668,7 +670,7 @@ int rb_bench_main(int argc, char **argv)
 	}
 	b->a = &args;
 	b->ctx.args = &args;
-	b->ctx.ops = rb_mode_of(args.mode);
+	b->ctx.ops = rb_mode_of(&args);
 	if (b->ctx.ops->missing) {
 		if (!quiet)
 			fprintf(stderr, RB_PROG ": %s\n", b->ctx.ops->missing);

@@ -6,6 +6,7 @@
  * streams -n messages with --slots in flight (bw: even rank to odd rank; bibw: both ways at
  * once) or ping-pongs -n round trips (lat). The last message of each size is checked byte for
  * byte (#wrong). World rank 0 prints one row per device, pair and size as it is measured.
+ * A mode table of its own (rb_mode_net_p2p, chosen by --net --p2p) over net_setup.c.
  */
 #include <mpi.h>
 #include <sched.h>
@@ -27,7 +28,7 @@ struct rb_p2p_conn {
 
 static struct rb_p2p_conn rb_p2p_cur;
 
-int rb_netm_p2p_check(struct rb_netm *m)
+static int rb_p2p_check(struct rb_netm *m)
 {
 	if (m->nranks < 2 || m->nranks % 2)
 		return rb_netm_fail(m,
@@ -37,7 +38,7 @@ int rb_netm_p2p_check(struct rb_netm *m)
 	return 0;
 }
 
-void rb_netm_p2p_close(struct rb_netm *m)
+static void rb_p2p_close(struct rb_netm *m)
 {
 	struct rb_p2p_conn *p = &rb_p2p_cur;
 
@@ -281,7 +282,7 @@ static int rb_p2p_size(struct rb_netm *m, int peer, size_t bytes, struct rb_p2p_
 	return 0;
 }
 
-int rb_netm_p2p_run(struct rb_ctx *c)
+static int rb_p2p_run(struct rb_ctx *c)
 {
 	struct rb_netm *m = c->mode;
 	const struct rb_args *a = m->args;
@@ -344,7 +345,7 @@ int rb_netm_p2p_run(struct rb_ctx *c)
 			if (s == a->maxbytes || rb_p2p_next(a, s) <= s)
 				break;
 		}
-		rb_netm_p2p_close(m);
+		rb_p2p_close(m);
 		if (m->args->net_dev >= 0)
 			break;
 	}
@@ -360,3 +361,41 @@ int rb_netm_p2p_run(struct rb_ctx *c)
 		rc = RB_EXIT_WRONG;
 	return rc;
 }
+
+static int rb_p2p_open(struct rb_ctx *c)
+{
+	struct rb_netm *m;
+	int rc = rb_netm_open(c, &m);
+
+	if (rc)
+		return rc;
+	return rb_p2p_check(m);
+}
+
+/* Buffers only: rb_p2p_connect registers them per device. */
+static int rb_p2p_alloc(struct rb_ctx *c, size_t bytes)
+{
+	return rb_netm_alloc(c->mode, bytes);
+}
+
+static void rb_p2p_close_mode(struct rb_ctx *c)
+{
+	struct rb_netm *m = c->mode;
+
+	if (m && m->net.table)
+		rb_p2p_close(m);
+	rb_netm_close(c);
+}
+
+/* --net --p2p: run replaces the collective sweep, so start, wait, put, get and zero are unused. */
+const struct rb_mode_ops rb_mode_net_p2p = {
+	.name = "net",
+	.validate = rb_netm_validate,
+	.open = rb_p2p_open,
+	.alloc = rb_p2p_alloc,
+	.describe = rb_netm_describe,
+	.versions = rb_netm_versions,
+	.last_error = rb_netm_last_error,
+	.close = rb_p2p_close_mode,
+	.run = rb_p2p_run,
+};

@@ -3,8 +3,9 @@
  * railnet-bench internal interface. The harness is split so that the parts a CPU-only CI can
  * test stand alone: flag parsing (args.c), collective layouts and table formatting (fmt.c),
  * exactly-representable data and its checker (data.c), the JSON/CSV writers (out.c). The
- * measurement loop (bench.c) is generic over a mode, and a mode (mode_nccl.c, mode_net.c) is
- * one struct rb_mode_ops: it owns devices, buffers, launches and waits, never formatting.
+ * measurement loop (bench.c) is generic over a mode, and a mode (mode_nccl.c; --net as
+ * mode_net.c for collectives and net_p2p.c for --p2p, both over net_setup.c) is one struct
+ * rb_mode_ops: it owns devices, buffers, launches and waits, never formatting.
  */
 #ifndef RB_H
 #define RB_H
@@ -300,7 +301,8 @@ struct rb_mode_ops {
 };
 
 extern const struct rb_mode_ops rb_mode_nccl;
-extern const struct rb_mode_ops rb_mode_net;
+extern const struct rb_mode_ops rb_mode_net;	 /* --net collectives (mode_net.c) */
+extern const struct rb_mode_ops rb_mode_net_p2p; /* --net --p2p (net_p2p.c) */
 
 /* State shared by the harness and the mode. */
 struct rb_ctx {
