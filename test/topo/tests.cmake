@@ -27,9 +27,9 @@ target_compile_options(rn_topo_so_probe PRIVATE -fvisibility=hidden ${RN_GLIBC_C
 target_link_libraries(rn_topo_so_probe PRIVATE railnet_core
 	-Wl,--push-state,--no-as-needed -l:libdl.so.2 -Wl,--pop-state)
 target_link_options(rn_topo_so_probe PRIVATE
-	-Wl,--version-script=${RN_TOPO_DIR}/so_probe.map -Wl,-z,defs -Wl,--as-needed)
-if(NOT SANITIZER)
-	target_link_options(rn_topo_so_probe PRIVATE -Wl,--no-undefined)
+	-Wl,--version-script=${RN_TOPO_DIR}/so_probe.map -Wl,--as-needed)
+if(NOT SANITIZER) # as the plugin: sanitizer runtimes come from the loading executable
+	target_link_options(rn_topo_so_probe PRIVATE -Wl,-z,defs -Wl,--no-undefined)
 endif()
 
 rn_add_test(NAME test_topo SOURCES ${RN_TOPO_DIR}/test_topo.c LIBS ${CMAKE_DL_LIBS}
