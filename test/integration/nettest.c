@@ -281,40 +281,37 @@ static void nt_buf_dereg(struct nt_buf *b, const char *what)
 	memset(b, 0, sizeof(*b));
 }
 
-static void nt_close_send(void **comm, const char *what)
+enum nt_kind { NT_SEND, NT_RECV, NT_LISTEN };
+
+/* closeSend / closeRecv / closeListen of *comm (NULL: nothing to close); *comm is NULL after. */
+static void nt_close(enum nt_kind kind, void **comm, const char *what)
 {
+	static const char *const name[] = { "closeSend", "closeRecv", "closeListen" };
 	ncclResult_t r;
 
 	if (!*comm)
 		return;
-	r = NT_CALL(closeSend, *comm);
+	r = kind == NT_SEND   ? NT_CALL(closeSend, *comm)
+	    : kind == NT_RECV ? NT_CALL(closeRecv, *comm)
+			      : NT_CALL(closeListen, *comm);
 	if (r)
-		nt_fail("%s: closeSend returned %s", what, nt_res(r));
+		nt_fail("%s: %s returned %s", what, name[kind], nt_res(r));
 	*comm = NULL;
+}
+
+static void nt_close_send(void **comm, const char *what)
+{
+	nt_close(NT_SEND, comm, what);
 }
 
 static void nt_close_recv(void **comm, const char *what)
 {
-	ncclResult_t r;
-
-	if (!*comm)
-		return;
-	r = NT_CALL(closeRecv, *comm);
-	if (r)
-		nt_fail("%s: closeRecv returned %s", what, nt_res(r));
-	*comm = NULL;
+	nt_close(NT_RECV, comm, what);
 }
 
 static void nt_close_listen(void **comm, const char *what)
 {
-	ncclResult_t r;
-
-	if (!*comm)
-		return;
-	r = NT_CALL(closeListen, *comm);
-	if (r)
-		nt_fail("%s: closeListen returned %s", what, nt_res(r));
-	*comm = NULL;
+	nt_close(NT_LISTEN, comm, what);
 }
 
 /* listen on dev; NULL (and a zeroed handle) after a FAIL. */
@@ -928,6 +925,24 @@ static void nt_unpair(void **comm, const char *what)
 		nt_close_recv(comm, what);
 }
 
+/*
+ * The end of a scenario of one pair and one buffer: both ranks meet, then deregister and close
+ * in NCCL's order; with requests still busy (a failure) the comm closes first, so that the
+ * registration is not released under writes in flight.
+ */
+static void nt_finish(void **comm, struct nt_buf *b, bool busy, const char *what,
+		      const char *bufs)
+{
+	nt_sync_before_close();
+	if (busy || nt_scen_fails) {
+		nt_unpair(comm, what);
+		nt_buf_dereg(b, bufs);
+	} else {
+		nt_buf_dereg(b, bufs);
+		nt_unpair(comm, what);
+	}
+}
+
 /* ---- d: inflight ------------------------------------------------------------------------ */
 
 #define NT_INFLIGHT 32
@@ -992,14 +1007,7 @@ static void nt_scen_inflight(void)
 		}
 	}
 out:
-	nt_sync_before_close();
-	if (busy || nt_scen_fails) {
-		nt_unpair(&comm, "inflight");
-		nt_buf_dereg(&b, "inflight buffers");
-	} else {
-		nt_buf_dereg(&b, "inflight buffers");
-		nt_unpair(&comm, "inflight");
-	}
+	nt_finish(&comm, &b, busy, "inflight", "inflight buffers");
 	nt_notef("%d rounds of %d requests in flight, tag 7, sizes checked on odd ones",
 		 NT_INFLIGHT_ROUNDS, NT_INFLIGHT);
 }
@@ -1082,14 +1090,7 @@ static void nt_scen_multi(void)
 		busy = false;
 	}
 out:
-	nt_sync_before_close();
-	if (busy || nt_scen_fails) {
-		nt_unpair(&comm, "multi");
-		nt_buf_dereg(&b, "multi buffers");
-	} else {
-		nt_buf_dereg(&b, "multi buffers");
-		nt_unpair(&comm, "multi");
-	}
+	nt_finish(&comm, &b, busy, "multi", "multi buffers");
 	nt_notef("%d groups of 4 buffers, tags {5,5,6,5}, sizes {64K,0,4K,1M}", NT_MULTI_GROUPS);
 }
 
@@ -1230,14 +1231,7 @@ static void nt_scen_tags(void)
 		nt_fail("the wrong-tag isend never met a receive already visible (%d NULLs, but "
 			"isend(tag 1) never went at its first call): the NULL path is unproven",
 			nulls);
-	nt_sync_before_close();
-	if (busy || nt_scen_fails) {
-		nt_unpair(&comm, "tags");
-		nt_buf_dereg(&b, "buffers");
-	} else {
-		nt_buf_dereg(&b, "buffers");
-		nt_unpair(&comm, "tags");
-	}
+	nt_finish(&comm, &b, busy, "tags", "buffers");
 	nt_notef("%d rounds; isend(tag 2) before tag 1 gave %d NULLs; in %d rounds the tag-1 "
 		 "receive was visible already",
 		 NT_TAG_ROUNDS, nulls, proven);
@@ -1307,14 +1301,7 @@ static void nt_scen_oversize(void)
 		}
 	}
 out:
-	nt_sync_before_close();
-	if (busy || nt_scen_fails) {
-		nt_unpair(&comm, "oversize");
-		nt_buf_dereg(&b, "buffer");
-	} else {
-		nt_buf_dereg(&b, "buffer");
-		nt_unpair(&comm, "oversize");
-	}
+	nt_finish(&comm, &b, busy, "oversize", "buffer");
 	nt_notef("%d x 64 KiB into 4 KiB receives: 4096 bytes on both sides, nothing past them; "
 		 "then a full 64 KiB",
 		 NT_OVER_ROUNDS);
