@@ -356,6 +356,13 @@ static bool rn_rail_subnet(const struct rn_port *p, uint8_t net[16], int *len, i
 	*family = rn_gid_family(a, &a);
 	*len = *family == AF_INET ? 4 : 16;
 	*prefix = p->gid.prefix > *len * 8 ? *len * 8 : p->gid.prefix;
+	if (*prefix >= *len * 8 - 1) {
+		/* per-link /31 (/127) or host routes on L3 fabrics: one subnet per NIC, not a rail */
+		*why = "the GID's address is on a point-to-point (/31, /32, /127, /128) subnet, "
+		       "which "
+		       "names one link, not a rail (set NCCL_IB_HCA=dev:port:rail)";
+		return false;
+	}
 	memset(net, 0, 16);
 	for (int bit = 0; bit < *prefix; bit++)
 		net[bit / 8] |= (uint8_t)(a[bit / 8] & (0x80 >> (bit % 8)));

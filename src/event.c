@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <time.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -19,7 +20,8 @@ static struct {
 	pthread_mutex_t lock;
 	struct {
 		const struct ibv_context *ctx;
-		uint64_t down; /* bit p-1: port p is down */
+		uint64_t down;	  /* bit p-1: port p is down */
+		uint64_t read_ns; /* when the queue was last read (CLOCK_MONOTONIC) */
 	} t[RN_EVENT_MAX_CTX];
 	int n;
 } rn_ev = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -39,8 +41,11 @@ static int rn_event_slot(struct ibv_context *ctx)
 		return -1; /* a queue we cannot read without blocking is left alone */
 	rn_ev.t[rn_ev.n].ctx = ctx;
 	rn_ev.t[rn_ev.n].down = 0;
+	rn_ev.t[rn_ev.n].read_ns = 0;
 	return rn_ev.n++;
 }
+
+#define RN_EVENT_READ_NS (2 * 1000000ull)
 
 void rn_event_poll(struct ibv_context *ctx, const char *name)
 {
@@ -48,10 +53,24 @@ void rn_event_poll(struct ibv_context *ctx, const char *name)
 	struct ibv_async_event ev;
 	int i;
 
+	struct timespec ts;
+	uint64_t now;
+
 	if (!ctx || !v)
 		return;
-	pthread_mutex_lock(&rn_ev.lock);
+	/*
+	 * Every comm of every communicator asks every 10 ms: a context's queue is read by one of
+	 * them at a time (the others go on) and at most every RN_EVENT_READ_NS.
+	 */
+	if (pthread_mutex_trylock(&rn_ev.lock))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	i = rn_event_slot(ctx);
+	if (i >= 0 && rn_ev.t[i].read_ns && now - rn_ev.t[i].read_ns < RN_EVENT_READ_NS)
+		i = -1;
+	else if (i >= 0)
+		rn_ev.t[i].read_ns = now;
 	while (i >= 0 && v->get_async_event(ctx, &ev) == 0) {
 		int port = ev.element.port_num;
 		const char *what = v->event_type_str(ev.event_type);

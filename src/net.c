@@ -326,8 +326,9 @@ int rn_net_set_attr(struct rn_net_ctx *ctx, const struct rn_net_attr *attr)
 
 /*
  * Live listen comms are kept in a list, so that accept or closeListen on one already closed
- * is refused by looking it up, never by reading freed memory (a harness that reuses a stale
- * pointer gets an error, not a crash).
+ * is refused by looking it up, not by reading freed memory (a harness that reuses a stale
+ * pointer gets an error, not a crash). A closeListen racing an accept of the same listen comm
+ * on another thread is not covered: NCCL calls both from the comm's proxy thread.
  */
 struct rn_listen_comm {
 	struct rn_listen_comm *next; /* rn_listens, under rn_listens_lock */

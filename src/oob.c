@@ -615,6 +615,16 @@ static int rn_oob_lobby_admit(struct rn_oob_listener *l, long long now)
 	}
 }
 
+/*
+ * Ready: out of the epoll set (it would report the same bytes, or the connector's close, on
+ * every call), waiting for an accept; rn_oob_lobby_take checks that it is still there.
+ */
+static void rn_oob_guest_ready(struct rn_oob_listener *l, struct rn_oob_guest *g)
+{
+	epoll_ctl(l->epfd, EPOLL_CTL_DEL, g->fd, NULL);
+	g->ready = true;
+}
+
 /* A guest's whole message: a HELLO with this listener's nonce (ready), or a stray. */
 static void rn_oob_guest_judge(struct rn_oob_listener *l, struct rn_oob_guest *g)
 {
@@ -633,7 +643,7 @@ static void rn_oob_guest_judge(struct rn_oob_listener *l, struct rn_oob_guest *g
 				  "its HELLO carries another listener's id (a handle of another "
 				  "listen, or a forged one)");
 	else
-		g->ready = true;
+		rn_oob_guest_ready(l, g);
 	free(h);
 }
 
@@ -709,11 +719,14 @@ static int rn_oob_lobby_run(struct rn_oob_listener *l)
 	rc = rn_oob_lobby_admit(l, now);
 	if (rc)
 		return rc;
-	do {
+	/* at most every guest once per call, so a flood cannot keep the proxy thread here */
+	for (int round = 0; round <= RN_OOB_LOBBY / 64; round++) {
 		n = epoll_wait(l->epfd, ev, 64, 0);
 		for (int i = 0; i < n; i++)
 			rn_oob_guest_read(l, ev[i].data.ptr);
-	} while (n == 64);
+		if (n < 64)
+			break;
+	}
 	for (int i = 0; l->nguests && i < RN_OOB_LOBBY; i++) {
 		struct rn_oob_guest *g = &l->guests[i];
 
@@ -727,20 +740,33 @@ static int rn_oob_lobby_run(struct rn_oob_listener *l)
 static int rn_oob_lobby_take(struct rn_oob_listener *l, void *buf, size_t *len, int *fd, char *peer,
 			     size_t peer_len)
 {
-	struct rn_oob_guest *first = NULL;
+	struct rn_oob_guest *first;
 
-	for (int i = 0; l->guests && i < RN_OOB_LOBBY; i++) {
-		struct rn_oob_guest *g = &l->guests[i];
+	for (;;) {
+		char b;
+		ssize_t n;
 
-		if (g->fd >= 0 && g->ready && (!first || g->since < first->since))
-			first = g;
+		first = NULL;
+		for (int i = 0; l->guests && i < RN_OOB_LOBBY; i++) {
+			struct rn_oob_guest *g = &l->guests[i];
+
+			if (g->fd >= 0 && g->ready && (!first || g->since < first->since))
+				first = g;
+		}
+		if (!first)
+			return -EAGAIN;
+		/* a connector waits for our reply: nothing more may have come, not even a close */
+		n = recv(first->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+			break;
+		rn_oob_guest_drop(l, first,
+				  n == 0  ? "closed while waiting for an accept"
+				  : n > 0 ? "sent more than its HELLO before the reply"
+					  : "its connection failed while waiting for an accept");
 	}
-	if (!first)
-		return -EAGAIN;
 	memcpy(buf, first->buf, first->len);
 	*len = first->len;
 	snprintf(peer, peer_len, "%s", first->peer_str);
-	epoll_ctl(l->epfd, EPOLL_CTL_DEL, first->fd, NULL);
 	*fd = first->fd;
 	free(first->buf);
 	memset(first, 0, sizeof(*first));

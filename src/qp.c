@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "railnet/event.h"
 #include "railnet/log.h"
 #include "railnet/qp.h"
 
@@ -559,15 +558,10 @@ int rn_qp_set_connect(struct rn_qp_set *set, const struct rn_qp_info *remote)
 
 void rn_qp_set_destroy(struct rn_qp_set *set)
 {
-	if (!set)
-		return;
 	/*
-	 * Acknowledge the devices' pending async events first: rdma-core's ibv_destroy_qp waits
-	 * until every event reported for the QP has been acknowledged, and railnet has no thread
-	 * that would (event.h: they are read from the data path). A QP that failed just before
-	 * its comm closed may have one queued.
+	 * rdma-core's ibv_destroy_qp waits for the acknowledgement of every async event read for
+	 * the QP; event.c acknowledges each event in the call that reads it, so none is pending.
 	 */
-	for (int p = 0; p < set->nports; p++)
-		rn_event_poll(set->port[p].dev.ctx, set->port[p].dev.name);
-	rn_qp_set_unwind(set, set->nports, set->nports, set->nqps);
+	if (set)
+		rn_qp_set_unwind(set, set->nports, set->nports, set->nqps);
 }

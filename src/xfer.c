@@ -40,6 +40,8 @@
 #define RN_XFER_CHECK_NS (10 * 1000000ull)
 /* Pending requests fail this long after the peer's socket closed, if nothing more arrived. */
 #define RN_XFER_PEER_GRACE_NS (100 * 1000000ull)
+/* iflush waits at most this long for room among the flush reads in flight. */
+#define RN_XFER_FLUSH_WAIT_NS (10 * 1000000000ull)
 /*
  * Split mode cuts a message into at most size / RN_XFER_SPLIT_MIN parts, so that small
  * messages do not pay one completion per QP (docs/performance.md has the measurement).
@@ -1400,13 +1402,33 @@ int rn_xfer_iflush(struct rn_xcomm *c, int n, void **data, const int *sizes, str
 		return rc;
 	if (c->p.flush == RN_FLUSH_AUTO && mh[last]->type != RN_PTR_CUDA)
 		return 0;
-	if (c->flush_out + c->nports > RN_XFER_MAX_FLUSH * c->nports / 2 || !c->free_reqs) {
-		rc = rn_progress(c); /* flush reads complete in microseconds */
-		if (rc)
-			return rc;
-		/* still full (requests come back only through test): "not now", call again */
-		if (c->flush_out + c->nports > RN_XFER_MAX_FLUSH * c->nports / 2 || !c->free_reqs)
-			return 0;
+	/*
+	 * A NULL request would tell NCCL that nothing needs flushing, so a flush that is owed is
+	 * never deferred: with the reads in flight at their cap, wait for some (they complete in
+	 * microseconds; the bound is the comm's fault guard), and with no request left (they come
+	 * back only through test) fail the call, as NCCL IB does.
+	 */
+	if (c->flush_out + c->nports > RN_XFER_MAX_FLUSH * c->nports / 2) {
+		uint64_t until = rn_now_ns() + RN_XFER_FLUSH_WAIT_NS;
+
+		while (c->flush_out + c->nports > RN_XFER_MAX_FLUSH * c->nports / 2) {
+			rc = rn_progress(c);
+			if (rc)
+				return rc;
+			if (rn_now_ns() > until) {
+				RN_WARN("%s: receive comm: %d flush reads outstanding for %.0f s; "
+					"the "
+					"connection is unusable",
+					c->p.name, c->flush_out, RN_XFER_FLUSH_WAIT_NS / 1e9);
+				return rn_fail(c, -EREMOTEIO);
+			}
+		}
+	}
+	if (!c->free_reqs) {
+		RN_WARN("%s: iflush: all %d requests of the receive comm are in use (test returns "
+			"them): %d receives and flushes not tested yet",
+			c->p.name, c->npool, c->npool);
+		return -ENOSPC;
 	}
 	r = rn_req_get(c, RN_REQ_FLUSH);
 	r->pending = c->nports;

@@ -58,17 +58,20 @@ struct rn_oob_listener;
 /*
  * Listen on an ephemeral TCP port bound to iface's address and write the handle
  * (RN_WIRE_HANDLE_BUF bytes: the encoded rn_wire_handle, then zeros) into handle.
- * The listener serves exactly one accept (rn_oob_accept_create).
+ * The listener serves any number of accepts (rn_oob_accept_create), one at a time; the
+ * connections it accepts wait in its lobby until they have sent a whole valid HELLO.
  */
 int rn_oob_listen(const struct rn_oob_if *iface, void *handle, struct rn_oob_listener **out);
 /* The same, announcing the listening device's port count (0..RN_WIRE_MAX_PORTS) in the
  * handle, so the connector can size its QPs by both ends. */
 int rn_oob_listen_ports(const struct rn_oob_if *iface, int nports, void *handle,
 			struct rn_oob_listener **out);
-/* Close the listening socket and free. NULL is fine. Must outlive an acceptor that has not
- * reached RN_OOB_RECV_HELLO yet (the acceptor's accept4 uses the listening socket). */
 /* Connections this listener dropped as strays, in all. */
 unsigned long rn_oob_listener_strays(const struct rn_oob_listener *l);
+/*
+ * Close the listening socket and the lobby's connections, and free. NULL is fine. Must outlive
+ * an acceptor that has not reached RN_OOB_RECV_HELLO yet (it takes its peer from the lobby).
+ */
 void rn_oob_listener_destroy(struct rn_oob_listener *l);
 
 enum rn_oob_state {
@@ -128,7 +131,8 @@ int rn_oob_accept_create(struct rn_oob_listener *l, const struct rn_hello *local
 
 /*
  * Advance as far as the socket allows. Returns 0 once DONE (the socket stays open until
- * rn_oob_conn_take_fd or destroy: the comm keeps it to notice the peer's death), -EAGAIN when it must be called again, or -errno when FAILED
+ * rn_oob_conn_take_fd or destroy: the comm keeps it to notice the peer's death), -EAGAIN
+ * when it must be called again, or -errno when FAILED
  * (-ETIMEDOUT after the deadline, -ECONNREFUSED, -ECONNRESET, -EPROTO, -EBADMSG, ...); the
  * socket is closed and later calls return the same error.
  */

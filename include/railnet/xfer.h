@@ -25,14 +25,19 @@
  * idempotent; duplicate parts are recognised by the part bitmap) and the peer is told through
  * a control word it polls. With no live QP left, or any other error status, the comm fails:
  * one WARN with both GIDs, the QPN, port and status, and every later call returns -EREMOTEIO.
- * A comm that waits without progress for RAILNET_KEEPALIVE_MS posts a zero-byte RDMA WRITE on
- * each live QP, so a peer that died is noticed within the QP timeout x retries.
+ * Every 10 ms of progress a comm reads its ports' async events and peeks at the handshake's
+ * socket (rn_conn.oob_fd): a port that went down fails its QPs over, and a peer whose socket
+ * closed fails the pending requests 100 ms later with -ECONNRESET. A comm that waits without
+ * progress for RAILNET_KEEPALIVE_MS posts a zero-byte RDMA WRITE on each live QP, so a peer
+ * whose link died is noticed within the QP timeout x retries.
  *
- * Threads: a comm is driven by one thread at a time (NCCL's proxy thread); no lock, malloc or
- * syscall on isend/irecv/test besides the verbs calls themselves. Registration (rn_xfer_reg)
- * goes through the mutex-protected cache of mr.h.
+ * Threads: a comm is driven by one thread at a time (NCCL's proxy thread). isend/irecv/test
+ * allocate nothing; besides the verbs calls, they read the clock every 16 calls and, every
+ * 10 ms, make the non-blocking checks above (event.c's lock, a read and a recv). Registration
+ * (rn_xfer_reg) goes through the mutex-protected cache of mr.h.
  *
- * Errors: 0 or -errno, one WARN per failure; -EREMOTEIO for a failed comm (ncclRemoteError).
+ * Errors: 0 or -errno, one WARN per failure; a failed comm returns -EREMOTEIO, or -ECONNRESET
+ * when its peer is gone (both ncclRemoteError).
  */
 #ifndef RAILNET_XFER_H
 #define RAILNET_XFER_H

@@ -21,7 +21,7 @@
 /* what crosses the async pipe */
 struct sv_async_msg {
 	uint32_t type;
-	uint32_t pad;
+	uint32_t qpn; /* QP events: the QP's number, to find it still alive when read */
 	uint64_t elem;
 };
 
@@ -436,18 +436,40 @@ SV_EXPORT int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num, 
 	return -1;
 }
 
-/*
- * A QP's async event. Counted as reported when posted, as the kernel counts it: like
- * rdma-core's, ibv_destroy_qp then waits until the application has acknowledged every one.
- */
+/* A QP's async event: delivered only while the QP lives (ibv_get_async_event checks). */
 int sv_async_post_qp(struct sv_qp *qp, enum ibv_event_type type)
 {
-	struct ibv_qp *q = &qp->qpx.qp_base;
+	struct sv_async_msg m = { .type = type,
+				  .qpn = qp->qpn,
+				  .elem = (uintptr_t)&qp->qpx.qp_base };
 
-	pthread_mutex_lock(&q->mutex);
-	qp->events_reported++;
-	pthread_mutex_unlock(&q->mutex);
-	return sv_async_post(qp->ctx, type, (uintptr_t)q);
+	sv_dbg("%s: async event %s on QP %u", qp->ctx->dev->dev.name, ibv_event_type_str(type),
+	       qp->qpn);
+	if (write(qp->ctx->async_wfd, &m, sizeof(m)) != sizeof(m))
+		return -errno;
+	return 0;
+}
+
+/*
+ * As the kernel does: an event of a QP destroyed before it was read is dropped, and one that
+ * is read counts as reported, so that ibv_destroy_qp waits for its acknowledgement. False
+ * when the event's QP is gone (ctx->lock keeps it from being destroyed meanwhile).
+ */
+static bool sv_async_qp_deliver(struct sv_ctx *ctx, const struct sv_async_msg *m)
+{
+	struct sv_qp *qp;
+
+	pthread_mutex_lock(&ctx->lock);
+	for (qp = ctx->qps; qp && (qp->qpn != m->qpn || (uintptr_t)&qp->qpx.qp_base != m->elem);
+	     qp = qp->next)
+		;
+	if (qp) {
+		pthread_mutex_lock(&qp->qpx.qp_base.mutex);
+		qp->events_reported++;
+		pthread_mutex_unlock(&qp->qpx.qp_base.mutex);
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return qp != NULL;
 }
 
 int sv_async_post(struct sv_ctx *ctx, enum ibv_event_type type, uint64_t elem)
@@ -460,18 +482,39 @@ int sv_async_post(struct sv_ctx *ctx, enum ibv_event_type type, uint64_t elem)
 	return 0;
 }
 
+static bool sv_async_is_qp(uint32_t type)
+{
+	switch (type) {
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR:
+	case IBV_EVENT_COMM_EST:
+	case IBV_EVENT_SQ_DRAINED:
+	case IBV_EVENT_PATH_MIG:
+	case IBV_EVENT_PATH_MIG_ERR:
+	case IBV_EVENT_QP_LAST_WQE_REACHED:
+		return true;
+	default:
+		return false;
+	}
+}
+
 SV_EXPORT int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
 {
 	struct sv_async_msg m;
 	ssize_t n;
 
-	do
-		n = read(context->async_fd, &m, sizeof(m));
-	while (n < 0 && errno == EINTR);
-	if (n != sizeof(m)) {
-		if (n >= 0)
-			errno = EIO;
-		return -1;
+	for (;;) {
+		do
+			n = read(context->async_fd, &m, sizeof(m));
+		while (n < 0 && errno == EINTR);
+		if (n != sizeof(m)) {
+			if (n >= 0)
+				errno = EIO;
+			return -1;
+		}
+		if (!sv_async_is_qp(m.type) || sv_async_qp_deliver(sv_ctx_of(context), &m))
+			break;
 	}
 	event->event_type = m.type;
 	switch (m.type) {

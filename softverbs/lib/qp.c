@@ -476,11 +476,11 @@ out_unlock:
 }
 
 /*
- * rdma-core's ibv_destroy_qp waits until every async event reported for the QP has been
- * acknowledged (ibv_ack_async_event), and blocks forever when the application never reads
- * them. softverbs waits too, but for SV_DESTROY_WAIT_MS at most: then it says so on stderr
- * and keeps the QP's memory (the pending event still points at it), tearing down the rest.
- * False in that case.
+ * rdma-core's ibv_destroy_qp waits until every async event the application has read for the
+ * QP has been acknowledged (ibv_ack_async_event), and blocks forever when one never is; events
+ * not read yet are dropped (ibv_get_async_event skips them once the QP is unlinked). softverbs
+ * waits too, but for SV_DESTROY_WAIT_MS at most: then it says so on stderr and keeps the QP's
+ * memory (the unacknowledged event still points at it). False in that case.
  */
 #define SV_DESTROY_WAIT_MS 2000
 static bool sv_qp_events_acked(struct sv_qp *qp)
@@ -497,14 +497,13 @@ static bool sv_qp_events_acked(struct sv_qp *qp)
 		;
 	acked = q->events_completed >= qp->events_reported;
 	pthread_mutex_unlock(&q->mutex);
-	if (!acked) {
+	if (!acked)
 		fprintf(stderr,
-			"softverbs[%d]: ibv_destroy_qp(QP %u): %u async event(s) reported and "
-			"never acknowledged after %d ms; rdma-core would block here forever "
-			"(read them with ibv_get_async_event and ack them before destroying)\n",
+			"softverbs[%d]: ibv_destroy_qp(QP %u): %u async event(s) read and never "
+			"acknowledged after %d ms; rdma-core would block here forever "
+			"(ack them with ibv_ack_async_event before destroying)\n",
 			(int)getpid(), q->qp_num, qp->events_reported - q->events_completed,
 			SV_DESTROY_WAIT_MS);
-	}
 	return acked;
 }
 
@@ -518,7 +517,7 @@ SV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 
 	if (err)
 		return err;
-	acked = sv_qp_events_acked(qp);
+	/* unlinked first: no event of it is delivered from here on, and no NIC round sees it */
 	pthread_mutex_lock(&ctx->lock);
 	for (pp = &ctx->qps; *pp && *pp != qp; pp = &(*pp)->next)
 		;
@@ -526,6 +525,7 @@ SV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 		*pp = qp->next;
 	sv_qp_detach_conns(qp);
 	pthread_mutex_unlock(&ctx->lock);
+	acked = sv_qp_events_acked(qp);
 	sv_rdv_release(qp);
 	__atomic_sub_fetch(&qp->pd->refs, 1, __ATOMIC_RELEASE);
 	__atomic_sub_fetch(&qp->scq->refs, 1, __ATOMIC_RELEASE);

@@ -247,7 +247,7 @@ struct sv_rwqe {
 
 struct sv_qp {
 	struct ibv_qp_ex qpx;	  /* first: &qpx.qp_base is the client's ibv_qp */
-	uint32_t events_reported; /* async events posted for it (qpx.qp_base.mutex) */
+	uint32_t events_reported; /* async events read for it (qpx.qp_base.mutex) */
 	struct sv_ctx *ctx;
 	struct sv_pd *pd;
 	struct sv_cq *scq, *rcq;

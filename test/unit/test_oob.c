@@ -910,6 +910,41 @@ static void test_lobby_flood(void **state)
 	printf("lobby: %.0f ms after 10000 connect/close cycles; %lu strays dropped, %d WARN(s)\n",
 	       ms, rn_oob_listener_strays(l), rn_test_log.warns);
 	assert_true(ms < 2000);
+	/*
+	 * A connector that sent a valid HELLO and gave up before an accept took it: dropped at
+	 * the take, and the accept goes on waiting instead of failing on its socket.
+	 */
+	{
+		struct rn_oob_conn *a, *b;
+		uint8_t msg[RN_WIRE_MSG_MAX];
+		unsigned long before;
+		size_t mlen;
+		int raw1, raw2;
+
+		assert_int_equal(rn_wire_hello_encode(h, msg, sizeof(msg), &mlen), 0);
+		raw1 = raw_connect(handle);
+		assert_int_equal(send(raw1, msg, mlen, 0), (ssize_t)mlen);
+		assert_int_equal(rn_oob_accept_create(l, h, &p, &a), 0);
+		for (int i = 0; i < 1000 && rn_oob_conn_state(a) == RN_OOB_ACCEPTING; i++) {
+			rn_oob_conn_progress(a);
+			sleep_ms(1);
+		}
+		assert_int_not_equal(rn_oob_conn_state(a), RN_OOB_ACCEPTING); /* took raw1 */
+		raw2 = raw_connect(handle);
+		assert_int_equal(send(raw2, msg, mlen, 0), (ssize_t)mlen);
+		close(raw2);
+		rn_oob_conn_destroy(a);
+		close(raw1);
+		before = rn_oob_listener_strays(l);
+		assert_int_equal(rn_oob_accept_create(l, h, &p, &b), 0);
+		for (int i = 0; i < 200 && rn_oob_listener_strays(l) == before; i++) {
+			assert_int_equal(rn_oob_conn_progress(b), -EAGAIN);
+			sleep_ms(1);
+		}
+		assert_int_equal(rn_oob_listener_strays(l), before + 1);
+		assert_int_equal(rn_oob_conn_state(b), RN_OOB_ACCEPTING);
+		rn_oob_conn_destroy(b);
+	}
 	/* every stray counted; WARNs rate-limited to one per 10 s (this test is shorter) */
 	assert_true(rn_oob_listener_strays(l) >= (unsigned long)nidle);
 	assert_true(rn_test_log.warns <= 2);

@@ -194,6 +194,13 @@ static void test_rails(void **state)
 	assert_int_equal(p[1].rail_key, 0);
 	assert_non_null(strstr(p[1].rail_why, "netmask"));
 
+	/* per-link /31 subnets of L3 fabrics name a link, not a rail */
+	p[0] = rail_port("a", 10, 0, 3, 31, RN_RAIL_FROM_SUBNET);
+	rn_rail_derive(p, 1);
+	assert_int_equal(p[0].rail_id, -1);
+	assert_int_equal(p[0].rail_key, 0);
+	assert_non_null(strstr(p[0].rail_why, "point-to-point"));
+
 	/* InfiniBand: the GID prefix, except the default fe80::/64 */
 	p[0] = port("ib0", 1, 1, NULL, "", 200000, RN_RAIL_FROM_SUBNET);
 	p[1] = p[0];
