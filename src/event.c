@@ -59,11 +59,11 @@ void rn_event_poll(struct ibv_context *ctx, const char *name)
 	if (!ctx || !v)
 		return;
 	/*
-	 * Every comm of every communicator asks every 10 ms: a context's queue is read by one of
-	 * them at a time (the others go on) and at most every RN_EVENT_READ_NS.
+	 * Every comm of every communicator asks every 10 ms: a context's queue is read at most
+	 * every RN_EVENT_READ_NS, by one of them. (No trylock: it is GLIBC_2.34 in libc, above
+	 * the plugin's glibc floor; the lock is held for microseconds.)
 	 */
-	if (pthread_mutex_trylock(&rn_ev.lock))
-		return;
+	pthread_mutex_lock(&rn_ev.lock);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	i = rn_event_slot(ctx);

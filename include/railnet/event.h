@@ -16,8 +16,8 @@
 
 /*
  * Read every pending event of ctx (name: for logs), acknowledging each as it is read. Never
- * blocks: when another thread is reading events, or ctx's queue was read in the last 2 ms,
- * it returns at once (the port states it maintains stay readable).
+ * blocks on the queue; when ctx's queue was read in the last 2 ms (by any comm) it returns at
+ * once (the port states it maintains stay readable).
  */
 void rn_event_poll(struct ibv_context *ctx, const char *name);
 /* Port `port` of ctx reported IBV_EVENT_PORT_ERR and no IBV_EVENT_PORT_ACTIVE since. */
