@@ -26,7 +26,7 @@ export RAILNET_IBVERBS_LIB=$sv
 unset NCCL_NET_PLUGIN
 out=$(mktemp -d /tmp/rb-net-sv-XXXXXX)
 cleanup() {
-	"$fab" down "$out" >/dev/null 2>&1
+	"$fab" down "$out/fab" >/dev/null 2>&1
 	rm -rf "$out"
 }
 trap cleanup EXIT
