@@ -60,3 +60,13 @@ rn_add_fuzz(NAME fuzz_env SOURCE ${RN_FUZZ_DIR}/fuzz_env.c CORPUS ${RN_FUZZ_DIR}
 	${CMAKE_SOURCE_DIR}/src/hca.c ${CMAKE_SOURCE_DIR}/src/gid.c ${CMAKE_SOURCE_DIR}/src/sysfs.c)
 rn_add_fuzz(NAME fuzz_hca SOURCE ${RN_FUZZ_DIR}/fuzz_hca.c CORPUS ${RN_FUZZ_DIR}/corpus/hca CORE_SOURCES ${CMAKE_SOURCE_DIR}/src/hca.c ${CMAKE_SOURCE_DIR}/src/gid.c ${CMAKE_SOURCE_DIR}/src/sysfs.c)
 rn_add_fuzz(NAME fuzz_wire SOURCE ${RN_FUZZ_DIR}/fuzz_wire.c CORPUS ${RN_FUZZ_DIR}/corpus/wire CORE_SOURCES ${CMAKE_SOURCE_DIR}/src/wire.c)
+# the bootstrap interface (NCCL_SOCKET_IFNAME) and the default-route readers
+rn_add_fuzz(NAME fuzz_oobif SOURCE ${RN_FUZZ_DIR}/fuzz_oobif.c CORPUS ${RN_FUZZ_DIR}/corpus/oobif
+	CORE_SOURCES ${CMAKE_SOURCE_DIR}/src/oob.c ${CMAKE_SOURCE_DIR}/src/wire.c
+	${CMAKE_SOURCE_DIR}/src/log.c)
+# the address list of a pod view (softverbs-fabric's ifaddrs, railnet-doctor --ifaddrs)
+rn_add_fuzz(NAME fuzz_ifaddrs SOURCE ${RN_FUZZ_DIR}/fuzz_ifaddrs.c
+	CORPUS ${RN_FUZZ_DIR}/corpus/ifaddrs
+	CORE_SOURCES ${CMAKE_SOURCE_DIR}/src/gid.c ${CMAKE_SOURCE_DIR}/src/sysfs.c)
+# the immediate data a peer writes with each part (proto.h)
+rn_add_fuzz(NAME fuzz_imm SOURCE ${RN_FUZZ_DIR}/fuzz_imm.c CORPUS ${RN_FUZZ_DIR}/corpus/imm)
