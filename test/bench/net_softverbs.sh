@@ -40,10 +40,6 @@ run() { # np ranks-per-pod pods args...
 	res=$(timeout 300 mpirun -np "$np" --oversubscribe "$shim" "$out/fab" "$per" "$pods" -- \
 		"$bin" --net --plugin "$plugin" -T 120 "$@" 2>&1)
 	rc=$?
-	if grep -q "data path is not built yet" <<<"$res"; then
-		echo "railnet's data path is not built yet: nothing to measure over softverbs" >&2
-		exit 77
-	fi
 	bad=$(awk '/^ +[0-9]/ { if (NF >= 13) { if (($9 != 0 && $9 != "N/A") || ($13 != 0 && $13 != "N/A")) n++ } else if ($8 != 0) n++ } END { print n + 0 }' <<<"$res")
 	if [ "$rc" != 0 ] || [ "$bad" != 0 ] || ! grep -qE '(Out of bounds values|Wrong bytes) +: 0 OK' <<<"$res"; then
 		echo "FAIL: mpirun -np $np ($pods) railnet-bench --net $*: rc=$rc, $bad rows with #wrong != 0"
