@@ -517,56 +517,30 @@ SV_EXPORT int ibv_get_async_event(struct ibv_context *context, struct ibv_async_
 			break;
 	}
 	event->event_type = m.type;
-	switch (m.type) {
-	case IBV_EVENT_CQ_ERR:
+	if (m.type == IBV_EVENT_CQ_ERR)
 		event->element.cq = (struct ibv_cq *)(uintptr_t)m.elem;
-		break;
-	case IBV_EVENT_QP_FATAL:
-	case IBV_EVENT_QP_REQ_ERR:
-	case IBV_EVENT_QP_ACCESS_ERR:
-	case IBV_EVENT_COMM_EST:
-	case IBV_EVENT_SQ_DRAINED:
-	case IBV_EVENT_PATH_MIG:
-	case IBV_EVENT_PATH_MIG_ERR:
-	case IBV_EVENT_QP_LAST_WQE_REACHED:
+	else if (sv_async_is_qp(m.type))
 		event->element.qp = (struct ibv_qp *)(uintptr_t)m.elem;
-		break;
-	default:
+	else
 		event->element.port_num = (int)m.elem;
-		break;
-	}
 	return 0;
 }
 
 SV_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
 {
-	switch (event->event_type) {
-	case IBV_EVENT_CQ_ERR: {
+	if (event->event_type == IBV_EVENT_CQ_ERR) {
 		struct ibv_cq *cq = event->element.cq;
 
 		pthread_mutex_lock(&cq->mutex);
 		cq->async_events_completed++;
 		pthread_cond_signal(&cq->cond);
 		pthread_mutex_unlock(&cq->mutex);
-		break;
-	}
-	case IBV_EVENT_QP_FATAL:
-	case IBV_EVENT_QP_REQ_ERR:
-	case IBV_EVENT_QP_ACCESS_ERR:
-	case IBV_EVENT_COMM_EST:
-	case IBV_EVENT_SQ_DRAINED:
-	case IBV_EVENT_PATH_MIG:
-	case IBV_EVENT_PATH_MIG_ERR:
-	case IBV_EVENT_QP_LAST_WQE_REACHED: {
+	} else if (sv_async_is_qp(event->event_type)) {
 		struct ibv_qp *qp = event->element.qp;
 
 		pthread_mutex_lock(&qp->mutex);
 		qp->events_completed++;
 		pthread_cond_signal(&qp->cond);
 		pthread_mutex_unlock(&qp->mutex);
-		break;
-	}
-	default:
-		break;
 	}
 }
