@@ -77,7 +77,9 @@ struct rn_xqp {
 	int port;  /* local port index */
 	int rport; /* the peer's port index */
 	bool dead;
+	bool held;    /* sender: dead, and its data chains wait for the receiver's report */
 	int inflight; /* work requests in the send queue */
+	int recv_out; /* receiver: receives posted and not completed (a fence waits for 0) */
 	struct rn_chain *ring;
 	uint32_t head, tail; /* ring: tail = oldest outstanding chain */
 	int recv_debt;	     /* receives consumed, not re-posted yet */
@@ -102,6 +104,7 @@ static inline bool rn_group_small(const struct rn_sgroup *g)
 
 struct rn_rslot {
 	bool busy, complete;
+	bool cts_again; /* its clear-to-send was posted again and is not acknowledged yet */
 	uint64_t id;
 	int n;
 	int nparts, got;
@@ -144,6 +147,10 @@ struct rn_xcomm {
 	int npool;
 	int failed; /* 0, or the error every call returns */
 	uint64_t ctl_seen;
+	bool ctl_owed;				  /* our control word must be (re)posted */
+	uint64_t sent_fenced[RN_QP_MAX_QPS / 64]; /* receiver: fenced bits last posted */
+	uint64_t fence_gen;			  /* receiver: reports written */
+	int nheld;				  /* sender: QPs with held chains */
 	uint32_t idle;
 	uint64_t idle_since_ns;
 	uint32_t tick;		/* progress calls, for RN_XFER_TICK */
@@ -457,7 +464,7 @@ static int rn_post_ready(struct rn_xcomm *c)
 	return 0;
 }
 
-static int rn_post_cts(struct rn_xcomm *c, int slot, uint64_t id, int n)
+static int rn_post_cts(struct rn_xcomm *c, int slot, uint64_t id, int n, bool again)
 {
 	struct rn_recv_region *R = rn_region(c);
 	int q = rn_next_live(c);
@@ -484,40 +491,109 @@ static int rn_post_cts(struct rn_xcomm *c, int slot, uint64_t id, int n)
 		c->conn->remote_region + offsetof(struct rn_send_region, fifo[slot]);
 	wr.wr.rdma.rkey = c->conn->remote_rkey[x->rport];
 	c->st[x->port].tx_msgs++;
+	if (again)
+		c->st[x->port].resent++;
 	return rn_post(c, q, &wr, &ch);
 }
 
-/* A zero-byte write (type PING) or our dead-QP notice (type CTL) on QP q. */
+/* A zero-byte write (type PING) or our control word (type CTL, rn_post_notice) on QP q. */
 static int rn_post_ctl(struct rn_xcomm *c, int q, int type)
 {
 	struct rn_xqp *x = &c->xq[q];
-	struct rn_xfer_ctl *out;
 	struct ibv_sge sge;
 	struct ibv_send_wr wr;
 	struct rn_chain ch = { .type = (uint8_t)type, .nwr = 1 };
-	size_t in_off = c->role == RN_CONN_SEND ? offsetof(struct rn_recv_region, ctl_in)
-						: offsetof(struct rn_send_region, ctl_in);
+	int rc;
 
 	if (!rn_room(x, 1))
 		return 0; /* the probe or notice can wait: the queue is busy anyway */
-	out = c->role == RN_CONN_SEND ? &((struct rn_send_region *)rn_region(c))->ctl_out
-				      : &((struct rn_recv_region *)rn_region(c))->ctl_out;
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = rn_wrid(type, q, 0);
 	wr.opcode = IBV_WR_RDMA_WRITE;
 	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.rdma.remote_addr = c->conn->remote_region + (type == RN_WR_CTL ? in_off : 0);
+	wr.wr.rdma.remote_addr = c->conn->remote_region;
 	wr.wr.rdma.rkey = c->conn->remote_rkey[x->rport];
-	if (type == RN_WR_CTL) {
-		sge = (struct ibv_sge){ .addr = (uintptr_t)out,
-					.length = sizeof(*out),
+	if (type == RN_WR_CTL && c->role == RN_CONN_SEND) {
+		struct rn_send_region *R = rn_region(c);
+
+		sge = (struct ibv_sge){ .addr = (uintptr_t)&R->ctl_out,
+					.length = sizeof(R->ctl_out),
 					.lkey = rn_lkey(c, x->port) };
+		wr.wr.rdma.remote_addr += offsetof(struct rn_recv_region, ctl_in);
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+	} else if (type == RN_WR_CTL) {
+		struct rn_recv_region *R = rn_region(c);
+
+		/* the report and the control word, in one write (proto.h) */
+		sge = (struct ibv_sge){ .addr = (uintptr_t)&R->rep_out,
+					.length = sizeof(R->rep_out) + sizeof(R->ctl_out),
+					.lkey = rn_lkey(c, x->port) };
+		wr.wr.rdma.remote_addr += offsetof(struct rn_send_region, rep_in);
 		wr.sg_list = &sge;
 		wr.num_sge = 1;
 	}
 	if (type == RN_WR_PING)
 		c->pings_out++;
-	return rn_post(c, q, &wr, &ch);
+	rc = rn_post(c, q, &wr, &ch);
+	return rc ? rc : 1;
+}
+
+/*
+ * The receiver's report (proto.h, struct rn_fence_rep): every slot's state, as of now. Called
+ * only once every dead QP in fenced has been reaped, so each part that landed through one is
+ * counted here, and nothing more can land through it.
+ */
+static void rn_fill_report(struct rn_xcomm *c, const uint64_t *fenced)
+{
+	struct rn_recv_region *R = rn_region(c);
+
+	c->fence_gen++;
+	R->rep_out.gen = c->fence_gen;
+	for (int s = 0; s < RN_XFER_SLOTS; s++) {
+		const struct rn_rslot *rs = &c->rs[s];
+		struct rn_fence_slot *e = &R->rep_out.slot[s];
+
+		e->id = rs->id;
+		memcpy(e->mask, rs->mask, sizeof(e->mask));
+		e->done = rs->complete || !rs->busy;
+	}
+	memcpy(R->ctl_out.fenced, fenced, sizeof(R->ctl_out.fenced));
+	R->ctl_out.fence_gen = c->fence_gen;
+}
+
+/*
+ * Post our control word when it is owed: after a failover this side detected (the dead bits),
+ * and on a receiver also whenever the set of fenced QPs (dead, every receive reaped) grew. A
+ * busy queue or no live QP: later (the comm fails elsewhere when no QP is left).
+ */
+static int rn_post_notice(struct rn_xcomm *c)
+{
+	uint64_t fenced[RN_QP_MAX_QPS / 64] = { 0 };
+	bool recv = c->role == RN_CONN_RECV;
+	struct rn_xfer_ctl *out;
+	int q, rc;
+
+	if (recv)
+		for (q = 0; q < c->nqps; q++)
+			if (c->xq[q].dead && c->xq[q].recv_out == 0)
+				fenced[q / 64] |= 1ull << (q % 64);
+	if (!c->ctl_owed && (!recv || !memcmp(fenced, c->sent_fenced, sizeof(fenced))))
+		return 0;
+	q = rn_next_live(c);
+	if (q < 0 || !rn_room(&c->xq[q], 1))
+		return 0;
+	out = recv ? &((struct rn_recv_region *)rn_region(c))->ctl_out
+		   : &((struct rn_send_region *)rn_region(c))->ctl_out;
+	if (recv)
+		rn_fill_report(c, fenced);
+	out->seq++;
+	rc = rn_post_ctl(c, q, RN_WR_CTL);
+	if (rc < 0)
+		return rc;
+	c->ctl_owed = false;
+	memcpy(c->sent_fenced, fenced, sizeof(fenced));
+	return 0;
 }
 
 static int rn_post_recvs(struct rn_xcomm *c, int q, int n)
@@ -540,6 +616,7 @@ static int rn_post_recvs(struct rn_xcomm *c, int q, int n)
 				c->p.name, x->qp->qp_num, strerror(-rc));
 			return rn_fail(c, -EREMOTEIO);
 		}
+		x->recv_out += m;
 		n -= m;
 	}
 	return 0;
@@ -547,46 +624,90 @@ static int rn_post_recvs(struct rn_xcomm *c, int q, int n)
 
 /* ---- failover ---------------------------------------------------------------------------- */
 
-static int rn_repost_chain(struct rn_xcomm *c, const struct rn_chain *ch)
+/*
+ * Exactly once (proto.h, struct rn_fence_rep; docs/data-path.md, "Failover"). When a QP dies:
+ *  - both sides move their end to the error state, so that nothing more lands through it;
+ *  - the receiver reaps every receive posted on it (the flushes follow any part that landed),
+ *    then writes its report: each slot's id, parts received and whether it is complete;
+ *  - the sender holds the dead QP's data chains until that report shows the QP fenced, and
+ *    then posts again only the parts the receiver lacks. A part that landed but whose
+ *    acknowledgement died with the QP is never written twice, so a receive buffer that NCCL
+ *    reused after the message completed is never overwritten with old data;
+ *  - the receiver's clear-to-sends are posted again at once (the sender ignores an entry older
+ *    than the one it waits for), and the slot is not reused until the new one is acknowledged.
+ */
+
+/* Part done: the group's requests complete with its last part. */
+static void rn_group_part_done(struct rn_xcomm *c, struct rn_sgroup *g)
 {
-	if (ch->type == RN_WR_DATA) {
-		struct rn_sgroup *g = &c->sg[ch->slot];
-		int tries = c->nqps;
-
-		if (!g->active || !g->posted || g->id != ch->id)
-			return 0;
-		while (tries--) {
-			int q = rn_next_live(c);
-
-			if (q < 0)
-				break;
-			if (rn_room(&c->xq[q], rn_part_nwr(g, ch->part, ch->nparts)))
-				return rn_post_part(c, g, ch->part, ch->nparts, q);
-		}
-		return rn_proto(c, "no live QP has room for the parts of a failed QP");
+	if (--g->pending == 0) {
+		for (int i = 0; i < g->nreqs; i++)
+			if (g->req[i])
+				g->req[i]->done = true;
+		g->active = false;
+		c->nbusy--;
 	}
-	if (ch->type == RN_WR_CTS) {
-		struct rn_rslot *rs = &c->rs[ch->slot];
+}
 
-		if (rs->busy && !rs->complete && rs->id == ch->id)
-			return rn_post_cts(c, ch->slot, ch->id, rs->n);
+/* Post part ch of a group again, on the next live QP with room. */
+static int rn_repost_part(struct rn_xcomm *c, const struct rn_chain *ch)
+{
+	struct rn_sgroup *g = &c->sg[ch->slot];
+
+	for (int tries = c->nqps; tries > 0; tries--) {
+		int q = rn_next_live(c);
+
+		if (q < 0)
+			break;
+		if (rn_room(&c->xq[q], rn_part_nwr(g, ch->part, ch->nparts))) {
+			c->st[c->xq[q].port].resent++;
+			return rn_post_part(c, g, ch->part, ch->nparts, q);
+		}
+	}
+	return rn_proto(c, "no live QP has room for the parts of a failed QP");
+}
+
+/* A dead QP's clear-to-send: again while its receive still waits for data. */
+static int rn_repost_cts(struct rn_xcomm *c, const struct rn_chain *ch)
+{
+	struct rn_rslot *rs = &c->rs[ch->slot];
+
+	if (!rs->busy || rs->complete || rs->id != ch->id) {
+		if (rs->id == ch->id)
+			rs->cts_again = false;
 		return 0;
 	}
-	if (ch->type == RN_WR_PING)
-		c->pings_out--;
+	rs->cts_again = true;
+	return rn_post_cts(c, ch->slot, ch->id, rs->n, true);
+}
+
+/* Move QP q to the error state: nothing more is sent or lands through it. */
+static int rn_qp_stop(struct rn_xcomm *c, int q)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	int rc = rn_verbs()->modify_qp(c->xq[q].qp, &a, IBV_QP_STATE);
+
+	if (rc) {
+		RN_WARN("%s: moving dead QP %u to the error state failed: %s; the connection is "
+			"unusable",
+			c->p.name, c->xq[q].qp->qp_num, strerror(-rc));
+		return rn_fail(c, -EREMOTEIO);
+	}
 	return 0;
 }
 
 /*
- * QP q is gone (why: the status, or the peer's notice). Move its outstanding chains to live
- * QPs and tell the peer. Returns 0, or the comm's error when nothing is left.
+ * QP q is gone (why: the status, or the peer's notice; tell: this side found out, so the peer
+ * must be told). Its end stops; its chains are held (data), posted again (clear-to-sends) or
+ * dropped; our control word is owed. Returns 0, or the comm's error when nothing is left.
  */
 static int rn_failover(struct rn_xcomm *c, int q, const char *why, bool tell)
 {
 	struct rn_xqp *x = &c->xq[q];
 	struct rn_xfer_ctl *out;
+	bool data = false;
 	uint32_t t;
-	int rc = 0;
+	int rc;
 
 	x->dead = true;
 	c->nlive--;
@@ -596,23 +717,90 @@ static int rn_failover(struct rn_xcomm *c, int q, const char *why, bool tell)
 		c->p.name, c->role == RN_CONN_SEND ? "send" : "receive", x->qp->qp_num,
 		c->set->port[x->port].dev.name, c->set->port[x->port].dev.port, why, c->nlive,
 		c->nqps);
-	for (t = x->tail; t != x->head && !rc; t++)
-		rc = rn_repost_chain(c, &x->ring[t % RN_XFER_SEND_WR]);
-	x->tail = x->head;
+	rc = rn_qp_stop(c, q);
+	for (t = x->tail; t != x->head && !rc; t++) {
+		const struct rn_chain *ch = &x->ring[t % RN_XFER_SEND_WR];
+
+		if (ch->type == RN_WR_DATA)
+			data = true;
+		else if (ch->type == RN_WR_CTS)
+			rc = rn_repost_cts(c, ch);
+		else if (ch->type == RN_WR_PING)
+			c->pings_out--;
+		else if (ch->type == RN_WR_CTL)
+			tell = true; /* our notice may not have arrived: again */
+	}
 	x->inflight = 0;
+	if (data) {
+		x->held = true;
+		c->nheld++;
+	} else {
+		x->tail = x->head;
+	}
 	if (rc)
 		return rc;
 	out = c->role == RN_CONN_SEND ? &((struct rn_send_region *)rn_region(c))->ctl_out
 				      : &((struct rn_recv_region *)rn_region(c))->ctl_out;
 	out->dead[q / 64] |= 1ull << (q % 64);
-	out->seq++;
-	if (tell) {
-		int l = rn_next_live(c);
+	if (tell)
+		c->ctl_owed = true;
+	return rn_post_notice(c);
+}
 
-		if (l >= 0)
-			return rn_post_ctl(c, l, RN_WR_CTL);
+/*
+ * Sender: the receiver's report, when it shows held QPs fenced. The report is copied first
+ * and used only when its gen matched the control word's before and after the copy (a later
+ * report landing meanwhile: next call).
+ */
+static int rn_check_fence(struct rn_xcomm *c)
+{
+	struct rn_send_region *R = rn_region(c);
+	const volatile struct rn_xfer_ctl *in = &R->ctl_in;
+	struct rn_fence_slot rep[RN_XFER_SLOTS];
+	uint64_t gen = __atomic_load_n(&in->fence_gen, __ATOMIC_ACQUIRE), fenced[2];
+	int q, rc = 0;
+
+	for (q = 0; q < c->nqps; q++)
+		if (c->xq[q].held && (in->fenced[q / 64] & (1ull << (q % 64))))
+			break;
+	if (q == c->nqps || __atomic_load_n(&R->rep_in.gen, __ATOMIC_ACQUIRE) != gen)
+		return 0;
+	memcpy(fenced, (const void *)in->fenced, sizeof(fenced));
+	memcpy(rep, R->rep_in.slot, sizeof(rep));
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&R->rep_in.gen, __ATOMIC_ACQUIRE) != gen ||
+	    __atomic_load_n(&in->fence_gen, __ATOMIC_ACQUIRE) != gen)
+		return 0;
+	for (q = 0; q < c->nqps && !rc; q++) {
+		struct rn_xqp *x = &c->xq[q];
+
+		if (!x->held || !(fenced[q / 64] & (1ull << (q % 64))))
+			continue;
+		for (uint32_t t = x->tail; t != x->head && !rc; t++) {
+			const struct rn_chain *ch = &x->ring[t % RN_XFER_SEND_WR];
+			const struct rn_fence_slot *e = &rep[ch->slot];
+			struct rn_sgroup *g = &c->sg[ch->slot];
+
+			if (ch->type != RN_WR_DATA || !g->active || g->id != ch->id)
+				continue;
+			if (e->id < ch->id)
+				rc = rn_proto(c,
+					      "the receiver's report shows message %" PRIu64
+					      " in slot %u, which holds message %" PRIu64 " here",
+					      e->id, ch->slot, ch->id);
+			else if (e->id > ch->id || e->done ||
+				 (e->mask[ch->part / 64] & (1ull << (ch->part % 64)))) {
+				c->st[x->port].resend_skipped++;
+				rn_group_part_done(c, g);
+			} else {
+				rc = rn_repost_part(c, ch);
+			}
+		}
+		x->tail = x->head;
+		x->held = false;
+		c->nheld--;
 	}
-	return 0;
+	return rc;
 }
 
 static bool rn_link_error(enum ibv_wc_status s)
@@ -701,7 +889,7 @@ static int rn_recv_done(struct rn_xcomm *c, const struct ibv_wc *wc, int q)
 		x->recv_debt = 0;
 	}
 	if (!rs->busy || rs->complete || rn_imm_seq(rs->id, f.small) != f.seq)
-		return 0; /* a part sent twice across a failover, already counted */
+		return 0; /* not the slot's current message, or counted already */
 	if (f.small) {
 		size_t sz = f.size;
 
@@ -757,13 +945,9 @@ static int rn_chain_done(struct rn_xcomm *c, int q, int type)
 			return rn_proto(c,
 					"completion of message %" PRIu64 " finds message %" PRIu64,
 					ch->id, g->id);
-		if (--g->pending == 0) {
-			for (int i = 0; i < g->nreqs; i++)
-				if (g->req[i])
-					g->req[i]->done = true;
-			g->active = false;
-			c->nbusy--;
-		}
+		rn_group_part_done(c, g);
+	} else if (ch->type == RN_WR_CTS && c->rs[ch->slot].id == ch->id) {
+		c->rs[ch->slot].cts_again = false;
 	}
 	return 0;
 }
@@ -788,6 +972,8 @@ static int rn_handle_wc(struct rn_xcomm *c, int port, const struct ibv_wc *wc)
 	char why[96];
 
 	c->st[port].cqes++;
+	if (type == RN_WR_RECV && q < c->nqps)
+		c->xq[q].recv_out--; /* reaped: a fence counts them down to 0 */
 	if (type == RN_WR_FLUSH) {
 		if (wc->status != IBV_WC_SUCCESS) {
 			c->st[port].errors++;
@@ -798,9 +984,9 @@ static int rn_handle_wc(struct rn_xcomm *c, int port, const struct ibv_wc *wc)
 	if (type < RN_WR_DATA || type > RN_WR_RECV || q >= c->nqps)
 		return rn_proto(c, "completion with unknown work request id %#" PRIx64, wc->wr_id);
 	if (wc->status != IBV_WC_SUCCESS) {
-		c->st[port].errors++;
 		if (c->xq[q].dead)
-			return 0; /* its chains moved already */
+			return 0; /* flushed by its stop; its chains were dealt with */
+		c->st[port].errors++;
 		if (rn_check_ports(c) || c->xq[q].dead)
 			return c->failed; /* the port's event moved this QP's traffic already */
 		if (rn_link_error(wc->status) && c->nlive > 1) {
@@ -815,7 +1001,7 @@ static int rn_handle_wc(struct rn_xcomm *c, int port, const struct ibv_wc *wc)
 	if (type == RN_WR_RECV)
 		return rn_recv_done(c, wc, q);
 	if (c->xq[q].dead)
-		return 0; /* a late success of a QP whose chains moved */
+		return 0; /* a late success of a dead QP: the report (or the repost) decides */
 	return rn_chain_done(c, q, type);
 }
 
@@ -920,6 +1106,10 @@ static int rn_progress(struct rn_xcomm *c)
 	}
 	if (!c->failed)
 		rn_check_ctl(c);
+	if (!c->failed && c->nheld)
+		rn_check_fence(c);
+	if (!c->failed && c->nlive < c->nqps)
+		rn_post_notice(c);
 	if (!c->failed)
 		rn_periodic(c, any);
 	if (c->failed)
@@ -1341,7 +1531,7 @@ int rn_xfer_irecv(struct rn_xcomm *c, int n, void **data, const size_t *sizes, c
 		if (rc)
 			return rc;
 	}
-	if (rs->busy) /* the slot's previous receive is not done yet */
+	if (rs->busy || rs->cts_again) /* the slot's previous receive is not done yet */
 		return rn_progress(c);
 	r = rn_req_get(c, RN_REQ_RECV);
 	if (!r)
@@ -1371,7 +1561,7 @@ int rn_xfer_irecv(struct rn_xcomm *c, int n, void **data, const size_t *sizes, c
 	r->eager = eager;
 	r->size = sizes[0];
 	c->nbusy++;
-	rc = rn_post_cts(c, slot, c->head, n);
+	rc = rn_post_cts(c, slot, c->head, n, false);
 	if (rc) {
 		rn_req_put(c, r);
 		return rc;

@@ -53,9 +53,10 @@ _Static_assert((RN_PROTO_SLOTS & (RN_PROTO_SLOTS - 1)) == 0, "slots: a power of 
 
 /*
  * 2: the handle carries the listener's port count. 3: port entries carry the rail key, CTS
- * entries hold 8 rkeys (proto.h).
+ * entries hold 8 rkeys (proto.h). 4: the control word carries the receiver's fence, and the
+ * send region its delivery report (exactly-once re-sends after a failover).
  */
-#define RN_WIRE_VERSION 3
+#define RN_WIRE_VERSION 4
 
 #define RN_WIRE_HANDLE_MAGIC 0x484e5252u /* bytes "RRNH" on the wire */
 #define RN_WIRE_MSG_MAGIC 0x4d4e5252u	 /* bytes "RRNM" on the wire */
@@ -269,28 +270,65 @@ _Static_assert(offsetof(struct rn_cts, tag) == 52, "cts.tag");
 _Static_assert(offsetof(struct rn_cts, idx) == 56, "cts.idx");
 
 /*
- * Control word a peer writes into our region: the QPs it declared dead (bit i = QP i, by the
- * connection's QP index), so that we stop posting on them. Written by either side when it
- * fails a QP over, read by the other from its progress path when seq changes.
+ * Control word a peer writes into our region. dead: the QPs it declared dead (bit i = QP i,
+ * by the connection's QP index), so that we stop posting on them; written by either side when
+ * it fails a QP over, read by the other from its progress path when seq changes. fenced and
+ * fence_gen: the receiver's fence (below); zero from a sender.
  */
 struct rn_xfer_ctl {
-	uint64_t dead[RN_PROTO_MAX_QPS / 64]; /* 0 */
-	uint64_t seq;			      /* 16: bumped by every notice */
-	uint64_t reserved[5];		      /* 24: zero */
+	uint64_t dead[RN_PROTO_MAX_QPS / 64];	/* 0 */
+	uint64_t seq;				/* 16: bumped by every notice */
+	uint64_t fenced[RN_PROTO_MAX_QPS / 64]; /* 24: receiver: dead QPs it has fenced */
+	uint64_t fence_gen;			/* 40: receiver: the report's gen (below) */
+	uint64_t reserved[2];			/* 48: zero */
 };
 _Static_assert(sizeof(struct rn_xfer_ctl) == 64, "rn_xfer_ctl is 64 bytes");
 _Static_assert(offsetof(struct rn_xfer_ctl, seq) == 16, "ctl.seq");
+_Static_assert(offsetof(struct rn_xfer_ctl, fenced) == 24, "ctl.fenced");
+_Static_assert(offsetof(struct rn_xfer_ctl, fence_gen) == 40, "ctl.fence_gen");
+
+/*
+ * The receiver's delivery report, the heart of exactly-once delivery after a failover
+ * (docs/data-path.md, "Failover"). A part whose data landed but whose acknowledgement was lost
+ * with its QP must not be sent again: the receiver may have completed the message and NCCL
+ * reused the buffer. So the sender re-sends nothing of a dead QP until the receiver has
+ * "fenced" it: moved its end to the error state (nothing more can land through it), reaped
+ * every receive posted on it (every part that landed is counted), and then written this
+ * report, the state of each slot, followed in the same RDMA WRITE by its control word with
+ * the QP's bit in fenced. A part is re-sent only when the report says the receiver lacks it.
+ *
+ * gen is written first and the control word's fence_gen last (one write, placed in address
+ * order), so a reader that finds both equal, before and after copying, has a whole report.
+ * Per slot: the id of the receive occupying it (a later id: the message was complete and the
+ * slot reused), done (its message is complete), and the bitmap of the parts that arrived.
+ * Written by the receiver into the sender's rep_in, read by the sender.
+ */
+struct rn_fence_slot {
+	uint64_t id;			      /* 0 */
+	uint64_t mask[RN_PROTO_MAX_QPS / 64]; /* 8: parts received */
+	uint64_t done;			      /* 24: 1: the message is complete */
+};
+_Static_assert(sizeof(struct rn_fence_slot) == 32, "rn_fence_slot is 32 bytes");
+
+struct rn_fence_rep {
+	uint64_t gen;	      /* 0: equals ctl.fence_gen once the report is whole */
+	uint64_t reserved[7]; /* 8: zero */
+	struct rn_fence_slot slot[RN_PROTO_SLOTS]; /* 64 */
+};
+_Static_assert(offsetof(struct rn_fence_rep, slot) == 64, "fence_rep.slot");
 
 /*
  * Region layouts (each side registers its region on every port of the connection and
- * announces address and keys in its HELLO). Sender: fifo (written by the receiver), ctl_in
- * (written by the receiver), then local staging: the size records it sends (rec_out, written
- * into the receiver's rec) and its own ctl notice. Receiver: rec (written by the sender: the
- * byte count of each buffer, before the message's last part), ctl_in (written by the sender),
- * then local: the CTS entries it writes out, its own ctl notice and the flush sink.
+ * announces address and keys in its HELLO). Sender: fifo and the delivery report rep_in,
+ * then ctl_in (all three written by the receiver; rep_in and ctl_in in one write), then local
+ * staging: the size records it sends (rec_out, written into the receiver's rec) and its own
+ * ctl notice. Receiver: rec (written by the sender: the byte count of each buffer, before the
+ * message's last part), ctl_in (written by the sender), then local: the CTS entries it writes
+ * out, its report and ctl notice (staged together for the one write) and the flush sink.
  */
 struct rn_send_region {
 	struct rn_cts fifo[RN_PROTO_SLOTS][RN_PROTO_MAX_RECVS];
+	struct rn_fence_rep rep_in;
 	struct rn_xfer_ctl ctl_in;
 	uint64_t rec_out[RN_PROTO_SLOTS][RN_PROTO_MAX_RECVS];
 	struct rn_xfer_ctl ctl_out;
@@ -300,9 +338,16 @@ struct rn_recv_region {
 	uint64_t rec[RN_PROTO_SLOTS][RN_PROTO_MAX_RECVS];
 	struct rn_xfer_ctl ctl_in;
 	struct rn_cts cts_out[RN_PROTO_SLOTS][RN_PROTO_MAX_RECVS];
+	struct rn_fence_rep rep_out;
 	struct rn_xfer_ctl ctl_out;
 	uint64_t sink[8];
 };
+_Static_assert(offsetof(struct rn_send_region, ctl_in) ==
+		       offsetof(struct rn_send_region, rep_in) + sizeof(struct rn_fence_rep),
+	       "the report and the control word are written together");
+_Static_assert(offsetof(struct rn_recv_region, ctl_out) ==
+		       offsetof(struct rn_recv_region, rep_out) + sizeof(struct rn_fence_rep),
+	       "the report and the control word are staged together");
 
 /* ---- immediate data ---------------------------------------------------------------------- */
 

@@ -21,9 +21,10 @@
  * learns from each immediate how many parts to wait for, so the sender may choose the QPs per
  * message: that is what lets traffic move off a failed port. A QP whose completion fails with
  * a link error (retry exceeded, flushed) is declared dead when the connection has another live
- * QP: its unacknowledged parts and clear-to-sends are posted again on live QPs (both are
- * idempotent; duplicate parts are recognised by the part bitmap) and the peer is told through
- * a control word it polls. With no live QP left, or any other error status, the comm fails:
+ * QP: both ends stop it (modify to ERR), the peer is told through a control word it polls, and
+ * what was outstanding on it is delivered exactly once: the receiver reaps the QP's receives
+ * and reports every slot's parts (proto.h, struct rn_fence_rep), and the sender posts again
+ * only the parts the report lacks; clear-to-sends are posted again at once. With no live QP left, or any other error status, the comm fails:
  * one WARN with both GIDs, the QPN, port and status, and every later call returns -EREMOTEIO.
  * Every 10 ms of progress a comm reads its ports' async events and peeks at the handshake's
  * socket (rn_conn.oob_fd): a port that went down fails its QPs over, and a peer whose socket

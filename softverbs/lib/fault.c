@@ -25,6 +25,8 @@ static struct sv_fail_rule sv_fail_rules[SV_MAX_FAIL];
 static int sv_nfail;
 int sv_fault_any;
 uint32_t sv_fault_qp_err_after;
+uint32_t sv_fault_drop_ack;
+static uint32_t sv_fault_imm_seen; /* atomic: requests with immediate data executed */
 uint64_t sv_fault_cqe_delay_ns;
 struct sv_port_fault sv_fault_ports[8];
 int sv_fault_nports;
@@ -136,6 +138,16 @@ void sv_fault_init(void)
 		else
 			sv_fault_qp_err_after = (uint32_t)v;
 	}
+	e = getenv("SOFTVERBS_DROP_ACK");
+	if (e && *e) {
+		char *end;
+		unsigned long v = strtoul(e, &end, 10);
+
+		if (*end || !v || v > 0xffffffffu)
+			sv_log("SOFTVERBS_DROP_ACK=%s ignored; want a count >= 1", e);
+		else
+			sv_fault_drop_ack = (uint32_t)v;
+	}
 	e = getenv("SOFTVERBS_CQE_DELAY_US");
 	if (e && *e) {
 		char *end;
@@ -179,6 +191,25 @@ int sv_fault_check(const char *verb)
 		}
 	}
 	return 0;
+}
+
+/*
+ * SOFTVERBS_DROP_ACK=n: the responder QP that executes the process's n-th request carrying
+ * immediate data (WRITE_WITH_IMM, SEND_WITH_IMM) delivers it, completes its receive, and from
+ * then on acknowledges nothing: its requester's retries run out (RETRY_EXC_ERR), as when the
+ * ACKs are lost on the wire after the data landed.
+ */
+bool sv_fault_ack_dropped(struct sv_qp *qp)
+{
+	if (qp->ack_drop)
+		return true;
+	if (!sv_fault_drop_ack ||
+	    __atomic_add_fetch(&sv_fault_imm_seen, 1, __ATOMIC_RELAXED) != sv_fault_drop_ack)
+		return false;
+	sv_log("SOFTVERBS_DROP_ACK=%u: QP %u acknowledges nothing from now on", sv_fault_drop_ack,
+	       qp->qpn);
+	qp->ack_drop = true;
+	return true;
 }
 
 /* Port went down in this context's view: event, and its QPs lose their link. */

@@ -322,6 +322,14 @@ static void sv_resp_nak(struct sv_conn *c, struct sv_qp *qp, uint32_t msn, enum 
 	sv_conn_queue(c, &h, NULL, 0);
 }
 
+/* SOFTVERBS_DROP_ACK (fault.c): this request's ACK, and every later one of the QP, is lost. */
+static bool sv_ack_suppressed(struct sv_qp *qp, bool imm)
+{
+	if (__builtin_expect(!sv_fault_drop_ack, 1))
+		return false;
+	return qp->ack_drop || (imm && sv_fault_ack_dropped(qp));
+}
+
 static void sv_resp_ack(struct sv_conn *c, uint32_t msn)
 {
 	c->ack_pending = true;
@@ -472,6 +480,8 @@ static int sv_resp_req(struct sv_conn *c, const struct sv_hdr *h, const char *bo
 		pthread_mutex_unlock(&ctx->mr_lock);
 		c->copied += len;
 		pthread_mutex_lock(&qp->lock);
+		if (qp->state == IBV_QPS_ERR)
+			goto drop; /* stopped during the copy: not completed, not acknowledged */
 		if (st) {
 			sv_resp_fatal(c, qp, h->msn, SV_NAK_REM_OP);
 			goto out;
@@ -482,7 +492,8 @@ static int sv_resp_req(struct sv_conn *c, const struct sv_hdr *h, const char *bo
 				sv_recv_cqe(qp, qp->cur_rwqe.wr_id, IBV_WC_SUCCESS, true, true,
 					    h->aux, (uint32_t)h->total);
 			}
-			sv_resp_ack(c, h->msn);
+			if (!sv_ack_suppressed(qp, imm))
+				sv_resp_ack(c, h->msn);
 			qp->expect_msn++;
 		}
 		goto out;
@@ -531,6 +542,8 @@ static int sv_resp_req(struct sv_conn *c, const struct sv_hdr *h, const char *bo
 		pthread_mutex_unlock(&ctx->mr_lock);
 		c->copied += len;
 		pthread_mutex_lock(&qp->lock);
+		if (qp->state == IBV_QPS_ERR)
+			goto drop; /* stopped during the copy: not completed, not acknowledged */
 		if (st) {
 			sv_resp_fatal(c, qp, h->msn, SV_NAK_REM_OP);
 			goto out;
@@ -539,7 +552,8 @@ static int sv_resp_req(struct sv_conn *c, const struct sv_hdr *h, const char *bo
 			qp->cur_has_rwqe = false;
 			sv_recv_cqe(qp, qp->cur_rwqe.wr_id, IBV_WC_SUCCESS, false, imm, h->aux,
 				    (uint32_t)h->total);
-			sv_resp_ack(c, h->msn);
+			if (!sv_ack_suppressed(qp, imm))
+				sv_resp_ack(c, h->msn);
 			qp->expect_msn++;
 		}
 		goto out;

@@ -459,6 +459,16 @@ SV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask
 	qp->state = next;
 	ibqp->state = next;
 	pthread_mutex_unlock(&qp->lock);
+	if (next == IBV_QPS_ERR && cur != IBV_QPS_ERR) {
+		/*
+		 * Like a NIC's modify to ERR, return only once nothing more lands through the QP:
+		 * the NIC thread copies a request's data under ctx->mr_lock with the QP unlocked,
+		 * and finds the QP in error when it takes the lock again (the request then neither
+		 * completes nor is acknowledged). Taking mr_lock waits for such a copy.
+		 */
+		pthread_mutex_lock(&qp->ctx->mr_lock);
+		pthread_mutex_unlock(&qp->ctx->mr_lock);
+	}
 
 	if (reset) {
 		pthread_mutex_lock(&qp->ctx->lock);

@@ -289,6 +289,7 @@ struct sv_qp {
 	struct sv_conn *in;
 	uint32_t expect_msn;
 	bool nak_drop;	 /* dropping until the NAKed message starts again */
+	bool ack_drop;	 /* SOFTVERBS_DROP_ACK: this responder acknowledges nothing more */
 	bool cur_active; /* stream path: a multi-chunk message in progress */
 	bool cur_has_rwqe;
 	struct sv_rwqe cur_rwqe;
@@ -350,9 +351,11 @@ int sv_rdv_accept_hello(struct sv_conn *c, const void *msg, size_t len);
 
 /* fault.c */
 void sv_fault_init(void);
-int sv_fault_check(const char *verb);  /* errno to fail this call with, or 0 */
-extern int sv_fault_any;	       /* some SOFTVERBS_FAIL rule exists */
-extern uint32_t sv_fault_qp_err_after; /* 0: off */
+int sv_fault_check(const char *verb);	     /* errno to fail this call with, or 0 */
+extern int sv_fault_any;		     /* some SOFTVERBS_FAIL rule exists */
+extern uint32_t sv_fault_qp_err_after;	     /* 0: off */
+extern uint32_t sv_fault_drop_ack;	     /* 0: off; else the n-th request with immediate data */
+bool sv_fault_ack_dropped(struct sv_qp *qp); /* qp->lock held; after a request with immediate */
 extern uint64_t sv_fault_cqe_delay_ns;
 struct sv_port_fault {
 	char dev[64];

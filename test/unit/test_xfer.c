@@ -21,6 +21,7 @@
  * never a performance claim.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1510,6 +1511,82 @@ static void test_qp_errors(void **state)
 	rn_test_log_reset();
 }
 
+/*
+ * Exactly once after a failover (SOFTVERBS_DROP_ACK=1): the receiver's QP that takes the first
+ * part delivers it and then acknowledges nothing more, as when the ACKs are lost on the wire.
+ * Round-robin striping: message A goes whole on that QP and completes at the receiver, which
+ * reuses the buffer at once (NCCL does) for message C; C goes on the other QP and completes.
+ * Then the sender's QP runs out of retries and fails over. Sending A again now would write A
+ * over C in the reused buffer: the receiver's report must show A delivered, and A's send
+ * complete without a second write. The receiver makes its report on its next call (the fence
+ * needs its CPU): as NCCL's proxy does, it has the next receive (D) posted and tests it while
+ * the sends wait. The connection goes on over the surviving QP.
+ */
+static void test_ack_drop(void **state)
+{
+	struct opts o = fast;
+	struct rn_stats_comm ss, rs;
+	struct wreq w[6];
+	struct pair p;
+	long long t0;
+	uint64_t skipped = 0, resent = 0, sfo = 0, rfo = 0;
+	int fds0;
+
+	(void)state;
+	if (!getenv("SOFTVERBS_DROP_ACK") || strcmp(getenv("SOFTVERBS_DROP_ACK"), "1"))
+		fail_msg("run with SOFTVERBS_DROP_ACK=1 (ctest test_xfer_ackdrop)");
+	rn_test_log_reset();
+	fds0 = rn_test_count_fds();
+	o.split = false;
+	pair_open(&o, &p);
+	memset(w, 0, sizeof(w));
+	fill(sbuf, MIB, 501);
+	fill(sbuf + MIB, MIB, 502);
+	w[0].r = post_recv1(&p, rbuf, MIB, 0);
+	w[1].r = post_send(p.s, sbuf, MIB, 0, p.smh, w, 1);
+	assert_int_equal(wait_reqs(w, 1), 0);
+	check_bytes(rbuf, sbuf, MIB, "message A");
+	poke(&w[1], 1);
+	assert_false(w[1].done); /* its acknowledgement is lost */
+	w[2].r = post_recv1(&p, rbuf, MIB, 0);
+	w[3].r = post_send(p.s, sbuf + MIB, MIB, 0, p.smh, &w[2], 1);
+	assert_int_equal(wait_reqs(&w[2], 1), 0);
+	w[4].r = post_recv1(&p, rbuf + 2 * MIB, MIB, 0);
+	for (t0 = now_ms(); !w[1].done || !w[3].done;) {
+		poke(w, 5);
+		if (now_ms() - t0 > WAIT_MS)
+			fail_msg("the sends of A and C did not complete within %d ms", WAIT_MS);
+	}
+	check_bytes(rbuf, sbuf + MIB, MIB, "message C in the buffer A had, after A's failover");
+	fill(sbuf + 2 * MIB, MIB, 503);
+	w[5].r = post_send(p.s, sbuf + 2 * MIB, MIB, 0, p.smh, &w[4], 1);
+	assert_int_equal(wait_reqs(w, 6), 0);
+	check_bytes(rbuf + 2 * MIB, sbuf + 2 * MIB, MIB, "message D");
+	check_bytes(rbuf, sbuf + MIB, MIB, "message C, after D");
+	rn_xfer_snapshot(p.s, &ss);
+	rn_xfer_snapshot(p.r, &rs);
+	for (int i = 0; i < ss.nports; i++) {
+		skipped += ss.port[i].c.resend_skipped;
+		resent += ss.port[i].c.resent;
+		sfo += ss.port[i].c.failovers;
+		rfo += rs.port[i].c.failovers;
+	}
+	print_message("  sender: %" PRIu64 " failover(s), %" PRIu64 " part(s) not sent again, "
+		      "%" PRIu64 " resent; receiver: %" PRIu64 " failover(s)\n",
+		      sfo, skipped, resent, rfo);
+	assert_int_equal(sfo, 1);
+	assert_int_equal(rfo, 1);
+	assert_int_equal(skipped, 1); /* A's one part */
+	assert_int_equal(resent, 0);
+	assert_true(rn_test_log_contains("is down"));
+	for (int k = 0; k < 4; k++)
+		assert_int_equal(xfer_one(&p, MIB, MIB, 510 + (uint64_t)k), MIB);
+	pair_close(&p);
+	assert_nothing_left();
+	assert_fds_back(fds0 + 2);
+	rn_test_log_reset();
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -1534,13 +1611,18 @@ int main(int argc, char **argv)
 	const struct CMUnitTest qperr[] = {
 		cmocka_unit_test(test_qp_errors),
 	};
+	const struct CMUnitTest ackdrop[] = {
+		cmocka_unit_test(test_ack_drop),
+	};
 
 	if (argc > 1 && !strcmp(argv[1], "portdown"))
 		return cmocka_run_group_tests_name("xfer_portdown", portdown, setup, teardown);
 	if (argc > 1 && !strcmp(argv[1], "qperr"))
 		return cmocka_run_group_tests_name("xfer_qperr", qperr, setup, teardown);
+	if (argc > 1 && !strcmp(argv[1], "ackdrop"))
+		return cmocka_run_group_tests_name("xfer_ackdrop", ackdrop, setup, teardown);
 	if (argc > 1) {
-		fprintf(stderr, "usage: test_xfer [portdown|qperr]\n");
+		fprintf(stderr, "usage: test_xfer [portdown|qperr|ackdrop]\n");
 		return 2;
 	}
 	return cmocka_run_group_tests_name("xfer", tests, setup, teardown);
