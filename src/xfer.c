@@ -697,11 +697,12 @@ static int rn_qp_stop(struct rn_xcomm *c, int q)
 }
 
 /*
- * QP q is gone (why: the status, or the peer's notice; tell: this side found out, so the peer
- * must be told). Its end stops; its chains are held (data), posted again (clear-to-sends) or
- * dropped; our control word is owed. Returns 0, or the comm's error when nothing is left.
+ * QP q is gone (why: the status, or the peer's notice). Its end stops; its chains are held
+ * (data), posted again (clear-to-sends) or dropped; our control word is owed, also when the
+ * peer's notice told us: the peer learns that this end stopped, and a receiver fences the QP
+ * even if the notice it is said to have sent never came. Returns 0, or the comm's error.
  */
-static int rn_failover(struct rn_xcomm *c, int q, const char *why, bool tell)
+static int rn_failover(struct rn_xcomm *c, int q, const char *why)
 {
 	struct rn_xqp *x = &c->xq[q];
 	struct rn_xfer_ctl *out;
@@ -727,8 +728,6 @@ static int rn_failover(struct rn_xcomm *c, int q, const char *why, bool tell)
 			rc = rn_repost_cts(c, ch);
 		else if (ch->type == RN_WR_PING)
 			c->pings_out--;
-		else if (ch->type == RN_WR_CTL)
-			tell = true; /* our notice may not have arrived: again */
 	}
 	x->inflight = 0;
 	if (data) {
@@ -742,8 +741,7 @@ static int rn_failover(struct rn_xcomm *c, int q, const char *why, bool tell)
 	out = c->role == RN_CONN_SEND ? &((struct rn_send_region *)rn_region(c))->ctl_out
 				      : &((struct rn_recv_region *)rn_region(c))->ctl_out;
 	out->dead[q / 64] |= 1ull << (q % 64);
-	if (tell)
-		c->ctl_owed = true;
+	c->ctl_owed = true; /* also re-posts a notice that was on this QP */
 	return rn_post_notice(c);
 }
 
@@ -832,7 +830,7 @@ static int rn_check_ctl(struct rn_xcomm *c)
 				c->p.name, c->xq[q].qp->qp_num);
 			return rn_fail(c, -EREMOTEIO);
 		}
-		int rc = rn_failover(c, q, "the peer reported its end down", false);
+		int rc = rn_failover(c, q, "the peer reported its end down");
 
 		if (rc)
 			return rc;
@@ -854,7 +852,7 @@ static int rn_check_ports(struct rn_xcomm *c)
 		const struct rn_qp_port *d = &c->set->port[c->xq[q].port].dev;
 
 		if (!c->xq[q].dead && c->nlive > 1 && rn_event_port_down(d->ctx, d->port))
-			rc = rn_failover(c, q, "its port reported IBV_EVENT_PORT_ERR", true);
+			rc = rn_failover(c, q, "its port reported IBV_EVENT_PORT_ERR");
 	}
 	return rc;
 }
@@ -992,7 +990,7 @@ static int rn_handle_wc(struct rn_xcomm *c, int port, const struct ibv_wc *wc)
 		if (rn_link_error(wc->status) && c->nlive > 1) {
 			snprintf(why, sizeof(why), "%s: %s", rn_wr_type_name[type],
 				 rn_verbs()->wc_status_str(wc->status));
-			return rn_failover(c, q, why, true);
+			return rn_failover(c, q, why);
 		}
 		return rn_fatal_wc(c, c->xq[q].port, q, wc,
 				   c->nlive > 1 ? NULL

@@ -651,7 +651,7 @@ int rb_bench_main(int argc, char **argv)
 	struct rb_run_info ri;
 	char err[512];
 	const char *minbw_env;
-	double avg, minbw = -1;
+	double avg, minbw = -1, slowest = -1;
 	const char *verdict = "";
 	int rc, quiet = rb_launcher_rank() != 0;
 
@@ -796,6 +796,11 @@ int rb_bench_main(int argc, char **argv)
 	if (minbw >= 0)
 		verdict = avg < 0.9 * minbw ? "FAILED" : "OK";
 	rc = b->oob || !strcmp(verdict, "FAILED") ? RB_EXIT_WRONG : RB_EXIT_OK;
+	if (b->ctx.ops->slowest) {
+		double mine = b->ctx.ops->slowest(&b->ctx);
+
+		MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+	}
 	if (b->ctx.wrank == 0) {
 		const char *lasterr =
 			b->ctx.ops->last_error ? b->ctx.ops->last_error(&b->ctx) : NULL;
@@ -804,6 +809,8 @@ int rb_bench_main(int argc, char **argv)
 		snprintf(progname, sizeof(progname), RB_PROG " --%s --coll %s", ri.mode,
 			 rb_colls[args.coll].name);
 		rb_fmt_footer(stdout, b->oob, avg, verdict, progname);
+		if (slowest >= 0)
+			printf("# %-20s : %.3f ms\n", "Slowest operation", slowest * 1e3);
 		if (lasterr && *lasterr)
 			printf("# error: %s\n", lasterr);
 		else

@@ -315,7 +315,7 @@ static int rb_ring_run(struct rb_netm *m, const struct rb_ring *g)
 	int freeslot[RB_NET_MAX_SLOTS], nfree = m->nslots;
 	int fwd[RB_NET_MAX_SLOTS], fwd_head = 0, fwd_n = 0;
 	int S = m->nslots, timeout = m->args->timeout_s;
-	double deadline = timeout ? rb_netm_now() + timeout : 0;
+	double t0 = rb_netm_now(), deadline = timeout ? t0 + timeout : 0;
 	unsigned long spins = 0;
 	unsigned idle = 0;
 	size_t before;
@@ -471,6 +471,8 @@ static int rb_ring_run(struct rb_netm *m, const struct rb_ring *g)
 			return RB_EXIT_TIMEOUT;
 		}
 	}
+	if (rb_netm_now() - t0 > m->slowest_s)
+		m->slowest_s = rb_netm_now() - t0;
 	return 0;
 }
 
@@ -592,6 +594,13 @@ static void rb_net_close_mode(struct rb_ctx *c)
 	rb_netm_close(c);
 }
 
+static double rb_net_slowest(struct rb_ctx *c)
+{
+	const struct rb_netm *m = c->mode;
+
+	return m ? m->slowest_s : 0;
+}
+
 const struct rb_mode_ops rb_mode_net = {
 	.name = "net",
 	.validate = rb_netm_validate,
@@ -609,4 +618,5 @@ const struct rb_mode_ops rb_mode_net = {
 	.versions = rb_netm_versions,
 	.last_error = rb_netm_last_error,
 	.close = rb_net_close_mode,
+	.slowest = rb_net_slowest,
 };

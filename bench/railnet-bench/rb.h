@@ -298,6 +298,9 @@ struct rb_mode_ops {
 	/* Optional: a test that is not a collective sweep (--net --p2p). Called after alloc in
 	 * place of the sweep; prints its own table on world rank 0; returns an exit code. */
 	int (*run)(struct rb_ctx *c);
+	/* Optional: the longest single operation this rank ran, in seconds (warm-up, timed and
+	 * check runs alike); the footer prints the largest over the ranks. */
+	double (*slowest)(struct rb_ctx *c);
 };
 
 extern const struct rb_mode_ops rb_mode_nccl;

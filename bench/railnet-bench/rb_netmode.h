@@ -28,6 +28,7 @@ struct rb_netm {
 	size_t bytes, slot_bytes;
 	int nslots;
 	void *mh_send_s, *mh_recv_s, *mh_slot_s, *mh_recv_r, *mh_slot_r;
+	double slowest_s; /* the longest collective so far (rb_mode_net's slowest) */
 	char err[512];
 };
 
