@@ -129,6 +129,8 @@ static void sv_do_init(void)
 	sv_cookie = sv_g.cookie;
 	if (stat("/proc/self/ns/net", &st) == 0)
 		sv_g.netns_ino = (unsigned long)st.st_ino;
+	if (stat("/proc/self/ns/pid", &st) == 0)
+		sv_g.pidns_ino = (unsigned long)st.st_ino;
 	sv_fault_init();
 
 	e = getenv("SOFTVERBS_VIEW");

@@ -12,7 +12,9 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <dirent.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +73,71 @@ static void sv_dev_ipv4(struct sv_device *d, char *buf, size_t len)
 	snprintf(buf, len, "0.0.0.0");
 }
 
+/* pid lives, as far as this PID namespace can tell (EPERM: it exists, not ours to signal). */
+static bool sv_pid_alive(int pid)
+{
+	return pid > 0 && (kill(pid, 0) == 0 || errno != ESRCH);
+}
+
+/*
+ * A process that died without closing its devices (SIGKILL, a crash) leaves its QP entries and
+ * its listener's socket file behind, which a NIC's state would not outlive. The first device a
+ * process opens removes those of processes that no longer exist: entries name their pid and
+ * PID namespace (an entry of another PID namespace is never touched), socket files end in
+ * "-<pid>.sock" and lie in a directory of this namespace's entries only when the pidns matches
+ * (the pidns inode is part of the directory name). Best effort; nothing else depends on it.
+ */
+static void sv_rdv_reap(void)
+{
+	static bool done;
+	char dir[600], path[900], line[256];
+	struct dirent *e;
+	DIR *d;
+
+	if (done)
+		return;
+	done = true;
+	snprintf(dir, sizeof(dir), "%s/qp", sv_g.rdv);
+	d = opendir(dir);
+	while (d && (e = readdir(d))) {
+		unsigned long pidns = 0;
+		int pid = 0;
+		FILE *f;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			if (!strncmp(line, "pid ", 4))
+				pid = atoi(line + 4);
+			else if (!strncmp(line, "pidns ", 6))
+				pidns = strtoul(line + 6, NULL, 10);
+		}
+		fclose(f);
+		if (pidns && pidns == sv_g.pidns_ino && !sv_pid_alive(pid) && !unlink(path))
+			sv_dbg("rendezvous: QP entry %s of dead process %d removed", e->d_name,
+			       pid);
+	}
+	if (d)
+		closedir(d);
+	snprintf(dir, sizeof(dir), "%s/s%lu", sv_g.rdv, sv_g.pidns_ino);
+	d = opendir(dir);
+	while (d && (e = readdir(d))) {
+		const char *dash = strrchr(e->d_name, '-');
+		int pid = dash ? atoi(dash + 1) : 0;
+
+		if (pid > 0 && strstr(e->d_name, ".sock") && !sv_pid_alive(pid)) {
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			unlink(path);
+		}
+	}
+	if (d)
+		closedir(d);
+}
+
 int sv_rdv_listen(struct sv_ctx *ctx)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -81,10 +148,11 @@ int sv_rdv_listen(struct sv_ctx *ctx)
 	socklen_t ulen;
 	int err;
 
-	snprintf(dir, sizeof(dir), "%s/s", sv_g.rdv);
-	if (sv_mkdirs(dir) == 0 && strlen(dir) + 20 < sizeof(su.sun_path)) {
-		snprintf(ctx->unix_path, sizeof(ctx->unix_path), "%s/%08x%04x.sock", dir,
-			 (unsigned)(sv_g.cookie ^ (uintptr_t)ctx), (unsigned)getpid() & 0xffff);
+	sv_rdv_reap();
+	snprintf(dir, sizeof(dir), "%s/s%lu", sv_g.rdv, sv_g.pidns_ino);
+	if (sv_mkdirs(dir) == 0 && strlen(dir) + 30 < sizeof(su.sun_path)) {
+		snprintf(ctx->unix_path, sizeof(ctx->unix_path), "%s/%08x-%d.sock", dir,
+			 (unsigned)(sv_g.cookie ^ (uintptr_t)ctx), (int)getpid());
 	} else {
 		snprintf(ctx->unix_path, sizeof(ctx->unix_path), "@softverbs-%016llx-%p",
 			 (unsigned long long)sv_g.cookie, (void *)ctx);
@@ -160,9 +228,9 @@ int sv_rdv_claim(struct sv_qp *qp)
 	}
 	sv_dev_ipv4(ctx->dev, ip, sizeof(ip));
 	n = snprintf(body, sizeof(body),
-		     "unix %s\ntcp %s %d\nnetns %lu\npid %d\nnode %s\npod %s\ndev %s\n",
+		     "unix %s\ntcp %s %d\nnetns %lu\npid %d\npidns %lu\nnode %s\npod %s\ndev %s\n",
 		     ctx->unix_path, ip, ctx->tcp_port, sv_g.netns_ino, (int)getpid(),
-		     sv_g.node[0] ? sv_g.node : "-", sv_g.pod[0] ? sv_g.pod : "-",
+		     sv_g.pidns_ino, sv_g.node[0] ? sv_g.node : "-", sv_g.pod[0] ? sv_g.pod : "-",
 		     ctx->dev->dev.name);
 
 	pthread_mutex_lock(&sv_claim_lock);

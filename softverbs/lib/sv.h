@@ -116,10 +116,11 @@ struct sv_global {
 	char node[64];
 	char pod[64];
 	unsigned long netns_ino;
-	uint64_t t0_ns;	   /* library init: the zero of the fault schedules */
-	bool vm;	   /* one-copy path (process_vm_readv/writev) allowed */
-	double rate_gbps;  /* >0: override every port's rate; <0: rate model off; 0: view */
-	double latency_us; /* >=0: override; <0: view */
+	unsigned long pidns_ino; /* our PID namespace: whose rendezvous entries we may reap */
+	uint64_t t0_ns;		 /* library init: the zero of the fault schedules */
+	bool vm;		 /* one-copy path (process_vm_readv/writev) allowed */
+	double rate_gbps;	 /* >0: override every port's rate; <0: rate model off; 0: view */
+	double latency_us;	 /* >=0: override; <0: view */
 	bool debug;
 	char tcp_host[64]; /* SOFTVERBS_TCP: always TCP, to this address (tests) */
 	uint64_t cookie;   /* random; peers read it with process_vm_readv to test the path */

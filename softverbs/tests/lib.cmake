@@ -58,7 +58,7 @@ sv_add_tests(test_sv_errors test_sv_errors.c "rem_bad_rkey;rnr_infinite;short_re
 	ENV "SOFTVERBS_VM=off")
 
 sv_add_tests(test_sv_faults test_sv_faults.c
-	"fail_nth;qp_err_after;port_down;cut_link;cqe_delay;latency;rate;rate_off")
+	"fail_nth;qp_err_after;port_down;cut_link;cqe_delay;latency;rate;rate_off;reap")
 # The latency and rate models are checked on the wall clock (two ports must beat one by 20%):
 # a CPU-heavy neighbour such as test_sv_stress under ASan on 2 cores can hide that, so these
 # run alone.

@@ -4,10 +4,14 @@
  * SOFTVERBS_QP_ERR_AFTER (+ QP_FATAL), SOFTVERBS_PORT_DOWN (PORT_ERR, state DOWN, QPs to
  * error, PORT_ACTIVE), SOFTVERBS_CUT_LINK, SOFTVERBS_CQE_DELAY_US, the per-port rate model
  * (two ports give twice the aggregate) and the latency knob. Each case sets its environment
- * before the library initialises.
+ * before the library initialises. Also: the rendezvous entries of a killed process are removed
+ * by the next process that opens a device (reap).
  */
 #include "sv_test.h"
 
+#include <dirent.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -286,16 +290,115 @@ static void t_rate_off(void)
 	sv_ep_close(&eps[0]);
 }
 
+/* ---- rendezvous entries of dead processes -------------------------------------------------- */
+
+/* A child that opens svdev0 with one QP, reports its QPN and waits to be killed. */
+static pid_t spawn_holder(uint32_t *qpn)
+{
+	int p[2];
+	pid_t pid;
+
+	CHECK(pipe(p) == 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (!pid) {
+		struct sv_ep_opts o = { 0 };
+		struct sv_ep ep;
+
+		close(p[0]);
+		sv_ep_open(&ep, &o);
+		if (write(p[1], &ep.qp->qp_num, sizeof(uint32_t)) != sizeof(uint32_t))
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	CHECK(read(p[0], qpn, sizeof(*qpn)) == sizeof(*qpn));
+	close(p[0]);
+	return pid;
+}
+
+/* Socket files of process pid in the view's rendezvous directories. */
+static int count_socks(const char *view, pid_t pid)
+{
+	char dir[1024], want[32];
+	struct dirent *e, *f;
+	DIR *d, *sd;
+	int n = 0;
+
+	snprintf(dir, sizeof(dir), "%s/rdv", view);
+	snprintf(want, sizeof(want), "-%d.sock", (int)pid);
+	d = opendir(dir);
+	CHECK(d);
+	while ((e = readdir(d))) {
+		char sub[1300];
+
+		if (e->d_name[0] != 's')
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name);
+		sd = opendir(sub);
+		while (sd && (f = readdir(sd))) {
+			size_t l = strlen(f->d_name), w = strlen(want);
+
+			n += l > w && !strcmp(f->d_name + l - w, want);
+		}
+		if (sd)
+			closedir(sd);
+	}
+	closedir(d);
+	return n;
+}
+
+static bool entry_exists(const char *view, uint32_t qpn)
+{
+	char path[1024];
+
+	snprintf(path, sizeof(path), "%s/rdv/qp/%u", view, qpn);
+	return access(path, F_OK) == 0;
+}
+
+static void t_reap(void)
+{
+	const char *view = getenv("SOFTVERBS_VIEW");
+	uint32_t qa = 0, qc = 0;
+	pid_t a, c, b;
+	int st = -1;
+
+	CHECK(view);
+	a = spawn_holder(&qa);
+	c = spawn_holder(&qc);
+	CHECK(entry_exists(view, qa) && entry_exists(view, qc));
+	CHECK_EQ(count_socks(view, a), 1);
+	CHECK(kill(a, SIGKILL) == 0);
+	CHECK(waitpid(a, NULL, 0) == a);
+	/* nobody has opened a device since: a's files are still there */
+	CHECK(entry_exists(view, qa));
+	CHECK_EQ(count_socks(view, a), 1);
+	b = fork();
+	CHECK(b >= 0);
+	if (!b) {
+		struct ibv_device **l = ibv_get_device_list(NULL);
+		struct ibv_context *ctx = l && l[0] ? ibv_open_device(l[0]) : NULL;
+
+		_exit(ctx && !ibv_close_device(ctx) ? 0 : 1);
+	}
+	CHECK(waitpid(b, &st, 0) == b);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK(!entry_exists(view, qa));
+	CHECK_EQ(count_socks(view, a), 0);
+	/* the live holder's entry and socket stay */
+	CHECK(entry_exists(view, qc));
+	CHECK_EQ(count_socks(view, c), 1);
+	CHECK(kill(c, SIGKILL) == 0);
+	CHECK(waitpid(c, NULL, 0) == c);
+}
+
 static const struct sv_case cases[] = {
-	{ "fail_nth", t_fail_nth },
-	{ "qp_err_after", t_qp_err_after },
-	{ "port_down", t_port_down },
-	{ "cut_link", t_cut_link },
-	{ "cqe_delay", t_cqe_delay },
-	{ "latency", t_latency },
-	{ "rate", t_rate },
-	{ "rate_off", t_rate_off },
-	{ NULL, NULL },
+	{ "fail_nth", t_fail_nth },   { "qp_err_after", t_qp_err_after },
+	{ "port_down", t_port_down }, { "cut_link", t_cut_link },
+	{ "cqe_delay", t_cqe_delay }, { "latency", t_latency },
+	{ "rate", t_rate },	      { "rate_off", t_rate_off },
+	{ "reap", t_reap },	      { NULL, NULL },
 };
 
 int main(int argc, char **argv)
