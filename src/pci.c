@@ -71,12 +71,17 @@ int rn_pci_root(const char *pci_path, char *root, size_t len)
 		if (strchr(s, ':') && strchr(s, ':') < e) {
 			const char *r = e + 1, *re = strchr(r, '/');
 			size_t rl = re ? (size_t)(re - r) : strlen(r);
+			char busid[RN_BUSID_MAX];
 
-			if (!rl || rl >= len || !re)
+			if (!rl || !re)
 				return -ENOENT; /* a device on the host bridge itself: no root port */
-			memcpy(root, r, rl);
-			root[rl] = '\0';
-			return 0;
+			/* else a directory that only looks like a host bridge: keep looking */
+			if (!busid_at(r, rl, busid)) {
+				if (strlen(busid) >= len)
+					return -ENOENT;
+				memcpy(root, busid, strlen(busid) + 1);
+				return 0;
+			}
 		}
 		p = e;
 	}

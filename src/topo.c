@@ -33,6 +33,16 @@ static int dev_cmp(const void *a, const void *b)
 		      ((const struct rn_topo_dev *)b)->busid);
 }
 
+/*
+ * A PCI address a bus id can name: a 5-bit device and a 3-bit function (the domain is 16-bit
+ * in hwloc's ABI). hwloc takes any number from an XML file; a device outside these would get
+ * a bus id that rn_topo_find could never match, and a root port one no rn_pci_root equals.
+ */
+static bool pci_addr_ok(const struct hwloc_pcidev_attr_s *pa)
+{
+	return pa->dev <= 0x1f && pa->func <= 7;
+}
+
 static bool is_host_bridge(hwloc_obj_t o)
 {
 	return o->type == HWLOC_OBJ_BRIDGE &&
@@ -78,7 +88,8 @@ static void fill_dev(hwloc_topology_t hw, hwloc_obj_t o, struct rn_topo_dev *d, 
 			d->chain[d->nchain++] = p->gp_index;
 		/* the root port: a PCI bridge right below the host bridge */
 		if (p->parent && is_host_bridge(p->parent) &&
-		    p->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_PCI)
+		    p->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_PCI &&
+		    pci_addr_ok(&p->attr->pcidev))
 			snprintf(d->root, sizeof(d->root), "%04x:%02x:%02x.%x",
 				 p->attr->pcidev.domain, p->attr->pcidev.bus, p->attr->pcidev.dev,
 				 p->attr->pcidev.func);
@@ -118,14 +129,15 @@ static int topo_copy(struct rn_topo *t, hwloc_topology_t hw)
 	hwloc_obj_t o = NULL;
 
 	while ((o = hwloc_get_next_pcidev(hw, o)))
-		n++;
+		n += pci_addr_ok(&o->attr->pcidev);
 	if (!n)
 		return 0;
 	t->devs = calloc((size_t)n, sizeof(*t->devs));
 	if (!t->devs)
 		return -ENOMEM;
 	while ((o = hwloc_get_next_pcidev(hw, o)) && i < n)
-		fill_dev(hw, o, &t->devs[i++], hbs, &nhbs, 64);
+		if (pci_addr_ok(&o->attr->pcidev))
+			fill_dev(hw, o, &t->devs[i++], hbs, &nhbs, 64);
 	t->ndevs = i;
 	t->io = true;
 	qsort(t->devs, (size_t)t->ndevs, sizeof(*t->devs), dev_cmp);

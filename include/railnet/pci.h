@@ -18,7 +18,10 @@
  */
 int rn_busid_parse(const char *s, char busid[RN_BUSID_MAX]);
 
-/* Root port bus id of a PCI path (the component after "pciDDDD:BB"). 0, or -ENOENT. */
+/*
+ * Root port bus id of a PCI path: the component after "pciDDDD:BB" when it is a bus id,
+ * written normalised (rn_busid_parse). 0, or -ENOENT.
+ */
 int rn_pci_root(const char *pci_path, char *root, size_t len);
 
 /* Both paths name functions of one PCI device (equal but for the function digit). */

@@ -11,12 +11,17 @@
 set(RN_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
 
 # rn_add_fuzz(NAME name SOURCE file.c CORPUS dir CORE_SOURCES src/a.c ...
-#             [ITERATIONS n] [RUNS n])
+#             [LIBS lib ...] [DEPENDS target ...] [ITERATIONS n] [RUNS n])
 #   CORE_SOURCES: the railnet sources the target exercises (compiled into the libFuzzer binary
-#   with coverage; the driver links railnet_core instead). ITERATIONS: generated inputs of the
-#   plain driver (default 5000). RUNS: executions of the CTest libFuzzer smoke run (20000).
+#   with coverage; the driver links railnet_core instead). LIBS: libraries both binaries link
+#   besides (their include directories come along; a library whose sources are also in
+#   CORE_SOURCES gives the libFuzzer binary only what those do not define). DEPENDS: targets
+#   built first, such as a library the target loads at run time. ITERATIONS: generated inputs
+#   of the plain driver (default 5000). RUNS: executions of the CTest libFuzzer smoke run
+#   (20000).
 function(rn_add_fuzz)
-	cmake_parse_arguments(F "" "NAME;SOURCE;CORPUS;ITERATIONS;RUNS" "CORE_SOURCES" ${ARGN})
+	cmake_parse_arguments(F "" "NAME;SOURCE;CORPUS;ITERATIONS;RUNS" "CORE_SOURCES;LIBS;DEPENDS"
+		${ARGN})
 	if(NOT F_ITERATIONS)
 		set(F_ITERATIONS 5000)
 	endif()
@@ -25,7 +30,10 @@ function(rn_add_fuzz)
 	endif()
 
 	add_executable(${F_NAME}_driver ${F_SOURCE} ${RN_FUZZ_DIR}/driver.c)
-	target_link_libraries(${F_NAME}_driver PRIVATE railnet_core)
+	target_link_libraries(${F_NAME}_driver PRIVATE railnet_core ${F_LIBS})
+	if(F_DEPENDS)
+		add_dependencies(${F_NAME}_driver ${F_DEPENDS})
+	endif()
 	set_target_properties(${F_NAME}_driver PROPERTIES
 		RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/test)
 	add_test(NAME ${F_NAME} COMMAND ${F_NAME}_driver --iterations ${F_ITERATIONS} ${F_CORPUS})
@@ -41,7 +49,11 @@ function(rn_add_fuzz)
 		target_compile_options(${F_NAME}_libfuzzer PRIVATE -fsanitize=${san}
 			-fno-sanitize-recover=all -fno-omit-frame-pointer)
 		target_link_options(${F_NAME}_libfuzzer PRIVATE -fsanitize=${san})
-		target_link_libraries(${F_NAME}_libfuzzer PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
+		target_link_libraries(${F_NAME}_libfuzzer PRIVATE ${F_LIBS} ${CMAKE_DL_LIBS}
+			Threads::Threads)
+		if(F_DEPENDS)
+			add_dependencies(${F_NAME}_libfuzzer ${F_DEPENDS})
+		endif()
 		set_target_properties(${F_NAME}_libfuzzer PROPERTIES
 			RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/test)
 		# New inputs go to a scratch directory in the build tree, never into the sources.
@@ -70,3 +82,39 @@ rn_add_fuzz(NAME fuzz_ifaddrs SOURCE ${RN_FUZZ_DIR}/fuzz_ifaddrs.c
 	CORE_SOURCES ${CMAKE_SOURCE_DIR}/src/gid.c ${CMAKE_SOURCE_DIR}/src/sysfs.c)
 # the immediate data a peer writes with each part (proto.h)
 rn_add_fuzz(NAME fuzz_imm SOURCE ${RN_FUZZ_DIR}/fuzz_imm.c CORPUS ${RN_FUZZ_DIR}/corpus/imm)
+# a peer's bytes against a real listener: the lobby, the acceptor, its hook and QP checks
+rn_add_fuzz(NAME fuzz_handshake SOURCE ${RN_FUZZ_DIR}/fuzz_handshake.c
+	CORPUS ${RN_FUZZ_DIR}/corpus/handshake
+	CORE_SOURCES ${CMAKE_SOURCE_DIR}/src/conn.c ${CMAKE_SOURCE_DIR}/src/oob.c
+	${CMAKE_SOURCE_DIR}/src/wire.c ${CMAKE_SOURCE_DIR}/src/qp.c ${CMAKE_SOURCE_DIR}/src/verbs.c
+	${CMAKE_SOURCE_DIR}/src/log.c
+	DEPENDS fake_verbs_full RUNS 5000)
+# a pod view's sysfs text: GID table entries and attributes, netns_mode, PCI path, numa_node
+rn_add_fuzz(NAME fuzz_sysfs SOURCE ${RN_FUZZ_DIR}/fuzz_sysfs.c CORPUS ${RN_FUZZ_DIR}/corpus/sysfs
+	CORE_SOURCES ${CMAKE_SOURCE_DIR}/src/sysfs.c ${CMAKE_SOURCE_DIR}/src/gid.c
+	${CMAKE_SOURCE_DIR}/src/device.c ${CMAKE_SOURCE_DIR}/src/hca.c
+	${CMAKE_SOURCE_DIR}/src/pci.c ${CMAKE_SOURCE_DIR}/src/verbs.c ${CMAKE_SOURCE_DIR}/src/log.c
+	DEPENDS fake_verbs_full RUNS 10000)
+# RAILNET_TOPO_XML: hwloc's XML import and topo.c's copy of the PCI tree
+rn_add_fuzz(NAME fuzz_topo SOURCE ${RN_FUZZ_DIR}/fuzz_topo.c CORPUS ${RN_FUZZ_DIR}/corpus/topo
+	CORE_SOURCES ${CMAKE_SOURCE_DIR}/src/topo.c ${CMAKE_SOURCE_DIR}/src/hwloc_shim.c
+	${CMAKE_SOURCE_DIR}/src/pci.c ${CMAKE_SOURCE_DIR}/src/log.c
+	LIBS rn_hwloc DEPENDS rn_hwloc_archive)
+# railnet-bench's command line (built only where MPI is: bench/railnet-bench/CMakeLists.txt)
+if(TARGET railnet_bench_core)
+	rn_add_fuzz(NAME fuzz_bench_args SOURCE ${RN_FUZZ_DIR}/fuzz_bench_args.c
+		CORPUS ${RN_FUZZ_DIR}/corpus/bench_args
+		CORE_SOURCES ${CMAKE_SOURCE_DIR}/bench/railnet-bench/args.c
+		LIBS railnet_bench_core)
+endif()
+# railnet-doctor's command line and its --gpus list
+rn_add_fuzz(NAME fuzz_doctor_args SOURCE ${RN_FUZZ_DIR}/fuzz_doctor_args.c
+	CORPUS ${RN_FUZZ_DIR}/corpus/doctor_args
+	CORE_SOURCES ${CMAKE_SOURCE_DIR}/tools/doctor/opts.c ${CMAKE_SOURCE_DIR}/src/pci.c
+	LIBS railnet_doctor_opts)
+# the memory a peer writes on the data path: CTS FIFO, delivery report, control words and size
+# records, with a connected pair over softverbs per input (xfer.c instrumented; the rest of
+# railnet from railnet_core through rn_testsupport)
+rn_add_fuzz(NAME fuzz_peer SOURCE ${RN_FUZZ_DIR}/fuzz_peer.c CORPUS ${RN_FUZZ_DIR}/corpus/peer
+	CORE_SOURCES ${CMAKE_SOURCE_DIR}/src/xfer.c
+	LIBS rn_testsupport DEPENDS softverbs-lib sv-mkview ITERATIONS 300 RUNS 500)

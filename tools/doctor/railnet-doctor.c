@@ -8,7 +8,6 @@
  * itself beyond the verdict. Exit: 0 fit, 1 problems found, 2 usage error.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -18,6 +17,7 @@
 #include <time.h>
 
 #include "align.h"
+#include "opts.h"
 #include "railnet/config.h"
 #include "railnet/gdr.h"
 #include "railnet/cuda.h"
@@ -112,15 +112,12 @@ static bool rn_is_our_var(const char *e)
 /* The pod's GPUs: --gpus, else what the CUDA driver enumerates, else the *_VISIBLE_DEVICES. */
 static void rn_doc_gpus(struct rn_doc *doc, const char *gpus_opt)
 {
-	char ids[RN_ALIGN_MAX][RN_BUSID_MAX], list[1024], *save = NULL, *tok;
+	char ids[RN_ALIGN_MAX][RN_BUSID_MAX], list[RN_DOC_GPUS_MAX];
 	const char *ptrs[RN_ALIGN_MAX];
-	int n = 0;
+	int n;
 
 	if (gpus_opt) {
-		snprintf(list, sizeof(list), "%s", gpus_opt);
-		for (tok = strtok_r(list, ",", &save); tok && n < RN_ALIGN_MAX;
-		     tok = strtok_r(NULL, ",", &save))
-			ptrs[n++] = tok;
+		n = rn_doc_gpus_split(gpus_opt, list, sizeof(list), ptrs, RN_ALIGN_MAX);
 		rn_topo_set_visible_busids(doc->topo, ptrs, n, "--gpus");
 		return;
 	}
@@ -577,54 +574,32 @@ static int rn_doc_time(const struct rn_config *cfg, const struct rn_ifaddr *ifa,
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "ifaddrs", required_argument, NULL, 'i' },
-		{ "time", required_argument, NULL, 't' },
-		{ "gpus", required_argument, NULL, 'g' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct rn_doc doc = { 0 };
+	struct rn_doc_opts opts;
 	struct rn_ifaddr *ifa = NULL;
-	const char *ifaddrs_file = NULL, *gpus_opt = NULL;
-	bool json = false;
-	int nifa = 0, runs = 0, c, rc = 1;
+	const char *ifaddrs_file, *gpus_opt;
+	bool json, usage;
+	int nifa = 0, runs, rc = 1;
 	double t0, load_ms;
-	char *end;
+	char err[512];
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'i':
-			ifaddrs_file = optarg;
-			break;
-		case 'g':
-			gpus_opt = optarg;
-			break;
-		case 't':
-			runs = (int)strtol(optarg, &end, 10);
-			if (*end || runs < 1 || runs > 100000) {
-				fprintf(stderr, "railnet-doctor: --time %s: a count 1..100000\n",
-					optarg);
-				return 2;
-			}
-			break;
-		case 'h':
-			rn_usage(stdout);
-			return 0;
-		default:
-			rn_usage(stderr);
-			return 2;
-		}
+	rc = rn_doc_opts_parse(argc, argv, false, &opts, &usage, err, sizeof(err));
+	if (rc == RN_DOC_HELP) {
+		rn_usage(stdout);
+		return 0;
 	}
-	if (optind != argc) {
-		fprintf(stderr, "railnet-doctor: unexpected argument '%s'\n", argv[optind]);
-		rn_usage(stderr);
+	if (rc) {
+		if (err[0])
+			fprintf(stderr, "railnet-doctor: %s\n", err);
+		if (usage)
+			rn_usage(stderr);
 		return 2;
 	}
+	rc = 1;
+	json = opts.json;
+	ifaddrs_file = opts.ifaddrs;
+	gpus_opt = opts.gpus;
+	runs = opts.runs;
 	if (ifaddrs_file) {
 		int bad = 0, r = rn_ifaddrs_load(ifaddrs_file, &ifa, &nifa, &bad);
 
