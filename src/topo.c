@@ -10,7 +10,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <hwloc.h>
@@ -147,6 +149,68 @@ static int topo_copy(struct rn_topo *t, hwloc_topology_t hw)
 	return 0;
 }
 
+/*
+ * hwloc 2.9's XML reader, linked here, crashes on some malformed files (a NUL byte in a tag, an
+ * object without all four cpuset/nodeset attributes, a bitmap it cannot read: an assertion;
+ * open-mpi/hwloc#781 and #783, and more that test/fuzz/fuzz_topo.c found), or takes seconds
+ * and gigabytes. A user's RAILNET_TOPO_XML must not take NCCL's process down with it, so the
+ * file is first loaded in a child process (fork, no exec; it touches only hwloc and exits),
+ * bounded by RN_TOPO_TRIAL_S. Returns 0 when the child loaded it or hwloc refused it cleanly
+ * (the real load then says so), -EINVAL with why when the child died, -EAGAIN when no child
+ * could be made (the file is then loaded without the trial).
+ */
+#define RN_TOPO_TRIAL_S 30
+#define RN_TOPO_TRIAL_OK 0
+#define RN_TOPO_TRIAL_REFUSED 3
+
+static int topo_xml_trial(const char *path, char *why, size_t len)
+{
+	int st = 0;
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		snprintf(why, len, "cannot fork to check it (%s)", strerror(errno));
+		return -EAGAIN;
+	}
+	if (pid == 0) {
+		static const int sigs[] = { SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE, SIGALRM };
+		hwloc_topology_t hw;
+		sigset_t set;
+
+		/* die of a crash: not in the application's (or a test framework's) handlers */
+		sigemptyset(&set);
+		for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+			signal(sigs[i], SIG_DFL);
+			sigaddset(&set, sigs[i]);
+		}
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
+		alarm(RN_TOPO_TRIAL_S);
+		if (hwloc_topology_init(&hw))
+			_exit(RN_TOPO_TRIAL_REFUSED);
+		hwloc_topology_set_io_types_filter(hw, HWLOC_TYPE_FILTER_KEEP_ALL);
+		if (hwloc_topology_set_xml(hw, path) || hwloc_topology_load(hw))
+			_exit(RN_TOPO_TRIAL_REFUSED);
+		_exit(RN_TOPO_TRIAL_OK);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR) {
+			snprintf(why, len, "cannot wait for the check (%s)", strerror(errno));
+			return -EAGAIN;
+		}
+	if (WIFEXITED(st) &&
+	    (WEXITSTATUS(st) == RN_TOPO_TRIAL_OK || WEXITSTATUS(st) == RN_TOPO_TRIAL_REFUSED))
+		return 0;
+	if (WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM)
+		snprintf(why, len, "hwloc's XML reader did not finish it in %d s", RN_TOPO_TRIAL_S);
+	else if (WIFSIGNALED(st))
+		snprintf(why, len, "hwloc's XML reader crashed on it (signal %d, %s)", WTERMSIG(st),
+			 strsignal(WTERMSIG(st)));
+	else
+		snprintf(why, len, "hwloc's XML reader failed on it (exit status %d)",
+			 WEXITSTATUS(st));
+	return -EINVAL;
+}
+
 int rn_topo_load(const char *xml_path, struct rn_topo **out)
 {
 	bool xml = xml_path && *xml_path;
@@ -164,6 +228,21 @@ int rn_topo_load(const char *xml_path, struct rn_topo **out)
 			"to use this machine's)",
 			xml_path, strerror(errno));
 		goto out;
+	}
+	if (xml) {
+		char why[160];
+		int trial = topo_xml_trial(xml_path, why, sizeof(why));
+
+		if (trial == -EINVAL) {
+			RN_WARN("RAILNET_TOPO_XML=%s: %s; railnet ignores the file, knows no PCIe "
+				"topology and offers host memory only (a malformed file? check it "
+				"with lstopo --input %s)",
+				xml_path, why, xml_path);
+			goto out;
+		}
+		if (trial)
+			RN_INFO(RN_SUB_INIT, "RAILNET_TOPO_XML=%s: %s; loading it unchecked",
+				xml_path, why);
 	}
 	if (hwloc_topology_init(&hw)) {
 		ret = errno == ENOMEM ? -ENOMEM : 0;

@@ -290,8 +290,7 @@ static void test_switch_paths(void **state)
 		assert_non_null(
 			strstr(why, "no GPU this process can use on PCIe root 0000:00:02.0"));
 		/* mlx5_4 sits next to nothing usable: the host-bridge GPU has no root port */
-		assert_int_equal(rn_gdr_ptr_support(t, &gdr_peermem, &p4, 1, NULL, 0),
-				 RN_PTR_HOST);
+		assert_int_equal(rn_gdr_ptr_support(t, &gdr_peermem, &p4, 1, NULL, 0), RN_PTR_HOST);
 	}
 	rn_topo_destroy(t);
 	RN_ASSERT_NO_WARN();
@@ -582,6 +581,24 @@ static void test_bad_xml(void **state)
 	expect_empty(path, "has no PCI devices");
 	snprintf(path, sizeof(path), "%s", tmpdir); /* a directory */
 	expect_empty(path, "hwloc");
+	/* files that crash hwloc's reader itself: refused, and this process lives on */
+	{
+		static const char *const crash[] = {
+			"abort-bitmap-sscanf-assert",
+			"segv-compare-first",
+			"segv-insert-by-parent-2",
+			"segv-insert-by-parent",
+			"segv-nul-in-tag",
+			"segv-propagate-nodeset",
+			"segv-topology-clear",
+		};
+
+		for (size_t i = 0; i < sizeof(crash) / sizeof(crash[0]); i++) {
+			snprintf(path, sizeof(path), "%s/test/fixtures/topo/hwloc-crash/%s.xml",
+				 rn_test_source_dir(), crash[i]);
+			expect_empty(path, "railnet ignores the file");
+		}
+	}
 }
 
 /* This machine's topology (no XML): loads, whatever it holds; no GPU needed. */
