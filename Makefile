@@ -44,7 +44,7 @@ deps:
 
 test: deps
 	$(MAKE) all
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --output-junit ctest-junit.xml $(CTEST_ARGS)
 
 run: deps
 	$(MAKE) all

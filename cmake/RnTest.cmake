@@ -9,11 +9,19 @@ target_include_directories(rn_testsupport PUBLIC ${CMAKE_SOURCE_DIR}/test/suppor
 	${CMOCKA_INCLUDE_DIR})
 target_link_libraries(rn_testsupport PUBLIC railnet_core ${CMOCKA_LIBRARY})
 
-# Environment every test gets: where the build and the sources are.
+# The system's libibverbs.so.1, for the tests that load it by path: where the toolchain's
+# library search finds it (the multiarch directory of any architecture), never a fixed path.
+find_library(RN_SYSTEM_IBVERBS NAMES libibverbs.so.1)
+if(NOT RN_SYSTEM_IBVERBS)
+	set(RN_SYSTEM_IBVERBS "")
+endif()
+
+# Environment every test gets: where the build and the sources are, the system libibverbs.
 set(RN_TEST_ENV
 	"RN_BUILD_DIR=${CMAKE_BINARY_DIR}"
 	"RN_SOURCE_DIR=${CMAKE_SOURCE_DIR}"
-	"RN_PLUGIN_SO=$<TARGET_FILE:nccl-net-railnet>")
+	"RN_PLUGIN_SO=$<TARGET_FILE:nccl-net-railnet>"
+	"RN_SYSTEM_IBVERBS=${RN_SYSTEM_IBVERBS}")
 
 # rn_add_test(NAME name SOURCES a.c b.c [LIBS ...] [INCLUDES ...] [ENV ...] [TIMEOUT s]
 #             [LABELS ...] [ARGS ...])

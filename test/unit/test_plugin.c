@@ -21,7 +21,6 @@
 #include "railnet/log.h"
 #include "rn_test.h"
 
-#define SYS_IBVERBS "/usr/lib/x86_64-linux-gnu/libibverbs.so.1"
 #define MISSING_IBVERBS "/nonexistent/railnet-test/libibverbs.so.1"
 #define SENTINEL 0xA5
 #define BOGUS ((void *)&rn_bogus_object)
@@ -311,12 +310,24 @@ static void expect_warn(const char *what, ncclResult_t rc, ncclResult_t want, in
 		expect_warn(#call, (call), (want), w_, (needle)); \
 	} while (0)
 
-static int use_system_verbs(void)
+/*
+ * The system libibverbs (RN_SYSTEM_IBVERBS, found by CMake) as the plugin's library. It is a
+ * build dependency (tools/install-deps.sh), so its absence fails the test instead of skipping.
+ */
+static const char *sys_ibverbs(void)
 {
-	if (access(SYS_IBVERBS, R_OK))
-		return 0;
-	setenv("RAILNET_IBVERBS_LIB", SYS_IBVERBS, 1);
-	return 1;
+	const char *p = getenv("RN_SYSTEM_IBVERBS");
+
+	if (!p || !*p || access(p, R_OK))
+		fail_msg("the system libibverbs.so.1 was not found (RN_SYSTEM_IBVERBS='%s'): "
+			 "install libibverbs1",
+			 p ? p : "");
+	return p;
+}
+
+static void use_system_verbs(void)
+{
+	setenv("RAILNET_IBVERBS_LIB", sys_ibverbs(), 1);
 }
 
 static int setup(void **state)
@@ -382,8 +393,7 @@ static void test_tables(void **state)
 static void test_system_verbs_no_device(void **state)
 {
 	(void)state;
-	if (!use_system_verbs())
-		skip();
+	use_system_verbs();
 	for (int v = 6; v <= 12; v++) {
 		ncclDebugLogger_t lg = capture_logger();
 		struct plug p;
@@ -395,8 +405,11 @@ static void test_system_verbs_no_device(void **state)
 		assert_int_equal(plug_devices(&p, &n), ncclSuccess);
 		assert_true(n >= 0);
 		if (n == 0) {
-			if (!rn_test_log_contains("no RDMA device found by " SYS_IBVERBS) &&
-			    !rn_test_log_contains("none usable"))
+			char needle[600];
+
+			snprintf(needle, sizeof(needle), "no RDMA device found by %s",
+				 sys_ibverbs());
+			if (!rn_test_log_contains(needle) && !rn_test_log_contains("none usable"))
 				fail_msg("v%d: no INFO line says why there is no device:\n%s", v,
 					 rn_test_log.all);
 			check_props_refused(&p, 0);
@@ -456,12 +469,10 @@ static void test_fake_device(void **state)
 
 	(void)state;
 	if (!dir)
-		skip();
+		fail_msg("RN_FAKE_VERBS_DIR is not set (ctest sets it)");
 	snprintf(lib, sizeof(lib), "%s/libfake_verbs_opt.so", dir);
-	if (access(lib, R_OK)) {
-		fprintf(stderr, "SKIP: %s not built\n", lib);
-		skip();
-	}
+	if (access(lib, R_OK))
+		fail_msg("%s is not built (test/unit/verbs.cmake builds it with test_plugin)", lib);
 	setenv("RAILNET_IBVERBS_LIB", lib, 1);
 	for (int v = 6; v <= 12; v++) {
 		ncclDebugLogger_t lg = capture_logger();
@@ -487,8 +498,8 @@ static void test_fake_device(void **state)
  * namespace, RAILNET_SYSFS_ROOT set) with RN_TEST_IBVERBS_LIB=softverbs' library and
  * RN_TEST_EXPECT_DEVICES=N,
  * the number of devices v9+ must see. Every version's props are checked field by field
- * against v12's; merging, refused merges and the data-path message on the way. Skipped
- * (cmocka skip) where RN_TEST_EXPECT_DEVICES is unset.
+ * against v12's; merging, refused merges and the data-path message on the way. Run as
+ * `test_plugin discovered`; it fails where RN_TEST_EXPECT_DEVICES is unset.
  */
 static void test_discovered_devices(void **state)
 {
@@ -499,7 +510,8 @@ static void test_discovered_devices(void **state)
 
 	(void)state;
 	if (!want || !lib)
-		skip();
+		fail_msg("run inside a softverbs pod with RN_TEST_EXPECT_DEVICES and "
+			 "RN_TEST_IBVERBS_LIB set (test/rails/scenarios.sh does)");
 	setenv("RAILNET_IBVERBS_LIB", lib, 1);
 	expect = atoi(want);
 	for (int v = 6; v <= 12; v++) {
@@ -622,8 +634,7 @@ static void test_refcount(void **state)
 	int n, warns;
 
 	(void)state;
-	if (!use_system_verbs())
-		skip();
+	use_system_verbs();
 	lg = capture_logger();
 	plug_open(&p, 12);
 	assert_int_equal(NET(&p, 12)->init(&c1, 1, &cfg, lg, NULL), ncclSuccess);
@@ -672,8 +683,7 @@ static void test_bad_args_v12(void **state)
 	struct plug p;
 
 	(void)state;
-	if (!use_system_verbs())
-		skip();
+	use_system_verbs();
 	memset(&attr, 0xff, sizeof(attr));
 	lg = capture_logger();
 	plug_open(&p, 12);
@@ -804,8 +814,7 @@ static void test_bad_args_old(void **state)
 	struct plug p;
 
 	(void)state;
-	if (!use_system_verbs())
-		skip();
+	use_system_verbs();
 
 	/* v6: int regMr/isend/irecv sizes; before init there is no context. */
 	plug_open(&p, 6);
@@ -903,14 +912,13 @@ static void test_bad_args_old(void **state)
 	plug_close(&p);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_tables, setup),
 		cmocka_unit_test_setup(test_system_verbs_no_device, setup),
 		cmocka_unit_test_setup(test_missing_verbs, setup),
 		cmocka_unit_test_setup(test_fake_device, setup),
-		cmocka_unit_test(test_discovered_devices),
 		cmocka_unit_test_setup(test_ib_disable, setup),
 		cmocka_unit_test_setup(test_bad_config, setup),
 		cmocka_unit_test_setup(test_refcount, setup),
@@ -918,7 +926,18 @@ int main(void)
 		cmocka_unit_test_setup(test_bad_args_old, setup),
 	};
 
+	/* inside a softverbs pod only (test/rails/scenarios.sh), never skipped in the suite */
+	const struct CMUnitTest discovered[] = {
+		cmocka_unit_test(test_discovered_devices),
+	};
+
 	if (access(rn_test_plugin_so(), R_OK))
 		rn_test_skip("%s is not built", rn_test_plugin_so());
+	if (argc > 1 && !strcmp(argv[1], "discovered"))
+		return cmocka_run_group_tests_name("plugin_discovered", discovered, NULL, NULL);
+	if (argc > 1) {
+		fprintf(stderr, "usage: test_plugin [discovered]\n");
+		return 2;
+	}
 	return cmocka_run_group_tests_name("plugin", tests, NULL, NULL);
 }
