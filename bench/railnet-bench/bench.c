@@ -229,6 +229,15 @@ static void rb_wait(struct rb_bench *b)
 		rb_abort(b, rc);
 }
 
+/* Before an MPI collective that follows operations (the mode's quiesce, when it has one). */
+static void rb_quiesce(struct rb_bench *b)
+{
+	int rc = b->ctx.ops->quiesce ? b->ctx.ops->quiesce(&b->ctx) : 0;
+
+	if (rc)
+		rb_abort(b, rc);
+}
+
 /* Write send data for check repetition `seed` on every local device; zero the receive side. */
 static void rb_init_data(struct rb_bench *b, const struct rb_layout *l, enum rb_type t,
 			 enum rb_op op, int in_place, uint64_t seed)
@@ -313,6 +322,7 @@ static void rb_bench_time(struct rb_bench *b, const struct rb_layout *l, enum rb
 		rb_launch_group(b, l, t, op, in_place, 0, 1);
 		rb_wait(b);
 	}
+	rb_quiesce(b);
 	MPI_Barrier(MPI_COMM_WORLD);
 
 	t0 = rb_now();
@@ -323,8 +333,10 @@ static void rb_bench_time(struct rb_bench *b, const struct rb_layout *l, enum rb
 			for (int k = 0; k < m; k++) {
 				rb_launch_group(b, l, t, op, in_place, iter0 + (size_t)k, 1);
 				rb_wait(b);
-				if (a->blocking == 1)
+				if (a->blocking == 1) {
+					rb_quiesce(b);
 					MPI_Barrier(MPI_COMM_WORLD);
+				}
 			}
 		} else {
 			rb_launch_group(b, l, t, op, in_place, iter0, m);
@@ -334,6 +346,7 @@ static void rb_bench_time(struct rb_bench *b, const struct rb_layout *l, enum rb
 
 			rb_wait(b);
 			p = rb_now();
+			rb_quiesce(b);
 			MPI_Barrier(MPI_COMM_WORLD);
 			t0 += rb_now() - p; /* the barrier is not part of the measurement */
 		}
@@ -341,6 +354,7 @@ static void rb_bench_time(struct rb_bench *b, const struct rb_layout *l, enum rb
 	tl = rb_now();
 	rb_wait(b);
 	t1 = rb_now();
+	rb_quiesce(b);
 	sec = ((a->cputime ? tl : t1) - t0) / ((double)a->iters * m);
 	sec = rb_combine_time(b, sec);
 
@@ -363,6 +377,7 @@ static void rb_bench_time(struct rb_bench *b, const struct rb_layout *l, enum rb
 		rb_init_data(b, l, t, op, in_place, seed);
 		rb_launch_group(b, l, t, op, in_place, 0, 1);
 		rb_wait(b);
+		rb_quiesce(b);
 		wrong = rb_check_local(b, l, t, op, in_place, seed, &bad);
 		MPI_Allreduce(&wrong, &all, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 		MPI_Allreduce(&bad, &allbad, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);

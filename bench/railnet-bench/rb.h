@@ -301,6 +301,9 @@ struct rb_mode_ops {
 	/* Optional: the longest single operation this rank ran, in seconds (warm-up, timed and
 	 * check runs alike); the footer prints the largest over the ranks. */
 	double (*slowest)(struct rb_ctx *c);
+	/* Optional: called on every rank, outside the timing, before the harness blocks in an
+	 * MPI collective after operations: returns once every rank's operations are done. */
+	int (*quiesce)(struct rb_ctx *c);
 };
 
 extern const struct rb_mode_ops rb_mode_nccl;
