@@ -46,6 +46,7 @@ static void rn_stats_sum(struct rn_port_counters *a, const struct rn_port_counte
 	a->cqes += b->cqes;
 	a->errors += b->errors;
 	a->failovers += b->failovers;
+	a->port_err += b->port_err;
 	a->resent += b->resent;
 	a->resend_skipped += b->resend_skipped;
 }
@@ -103,9 +104,10 @@ static void rn_stats_json_counters(FILE *f, const struct rn_port_counters *s)
 	fprintf(f,
 		"\"tx_bytes\": %" PRIu64 ", \"tx_msgs\": %" PRIu64 ", \"rx_parts\": %" PRIu64
 		", \"completions\": %" PRIu64 ", \"errors\": %" PRIu64 ", \"failovers\": %" PRIu64
-		", \"resent\": %" PRIu64 ", \"resend_skipped\": %" PRIu64,
-		s->tx_bytes, s->tx_msgs, s->rx_parts, s->cqes, s->errors, s->failovers, s->resent,
-		s->resend_skipped);
+		", \"port_err_failovers\": %" PRIu64 ", \"resent\": %" PRIu64
+		", \"resend_skipped\": %" PRIu64,
+		s->tx_bytes, s->tx_msgs, s->rx_parts, s->cqes, s->errors, s->failovers, s->port_err,
+		s->resent, s->resend_skipped);
 }
 
 /* JSON string body: the names here are device names and "a+b" lists; escape anyway. */

@@ -851,8 +851,10 @@ static int rn_check_ports(struct rn_xcomm *c)
 	for (int q = 0; q < c->nqps && !rc; q++) {
 		const struct rn_qp_port *d = &c->set->port[c->xq[q].port].dev;
 
-		if (!c->xq[q].dead && c->nlive > 1 && rn_event_port_down(d->ctx, d->port))
+		if (!c->xq[q].dead && c->nlive > 1 && rn_event_port_down(d->ctx, d->port)) {
+			c->st[c->xq[q].port].port_err++;
 			rc = rn_failover(c, q, "its port reported IBV_EVENT_PORT_ERR");
+		}
 	}
 	return rc;
 }

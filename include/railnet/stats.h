@@ -26,6 +26,7 @@ struct rn_port_counters {
 	uint64_t cqes;	    /* completions polled */
 	uint64_t errors;    /* error completions */
 	uint64_t failovers; /* QPs of this port declared dead */
+	uint64_t port_err;  /* of those, on the port's IBV_EVENT_PORT_ERR (not a QP's retries) */
 	uint64_t resent;    /* parts or clear-to-sends posted again on this port after a failover */
 	uint64_t resend_skipped; /* parts of a dead QP of this port that the receiver already had */
 };

@@ -92,3 +92,13 @@ else()
 	message(STATUS "railnet-nettest: no MPI C found (Debian: libopenmpi-dev); the nettest "
 		"test is not registered")
 endif()
+
+# Failover at NCCL's default transport timeouts with traffic both ways (railnet-bench --net
+# all-reduce between two pods, a port of either rank going down): recovery through
+# IBV_EVENT_PORT_ERR, counted in RAILNET_STATS, within a 10 s guard (a QP's retries: 34 s).
+if(RN_BASH_PROG AND MPI_C_FOUND)
+	add_test(NAME failover_bidir COMMAND ${RN_BASH_PROG} ${RN_IT_DIR}/failover_bidir.sh
+		${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
+	set_tests_properties(failover_bidir PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
+		LABELS "integration;softverbs" RUN_SERIAL TRUE)
+endif()

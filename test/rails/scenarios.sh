@@ -139,4 +139,12 @@ if "$FAB" exec "$W/small" node0 pod0 -- env RN_TEST_IBVERBS_LIB="$LIB" RN_TEST_E
 else
 	echo "FAIL: small/pod0 test_plugin"; cat "$W/tp.log"; fail=1
 fi
+# RAILNET_GDR_POLICY at regMr with CUDA buffers of the pod's GPU (root r0) and of gpu1 (r1)
+if "$FAB" exec "$W/small" node0 pod0 -- env RAILNET_IBVERBS_LIB="$LIB" \
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+	"$B/test/test_gdr_reg" >"$W/gdr.log" 2>&1; then
+	echo "ok: small/pod0 test_gdr_reg (strict, warn, off at regMr and regMrDmaBuf)"
+else
+	echo "FAIL: small/pod0 test_gdr_reg"; cat "$W/gdr.log"; fail=1
+fi
 exit $fail

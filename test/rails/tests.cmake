@@ -13,3 +13,9 @@ if(RN_RAILS_BASH)
 	set_tests_properties(rails_scenarios rails_doctor_text PROPERTIES SKIP_RETURN_CODE 77
 		TIMEOUT 300 LABELS "integration;rails")
 endif()
+
+# test_gdr_reg: RAILNET_GDR_POLICY at regMr/regMrDmaBuf with CUDA buffers (a fake driver through
+# cuda.h's seam); run by scenarios.sh inside small.spec's pod0, never on its own.
+add_executable(test_gdr_reg ${CMAKE_CURRENT_LIST_DIR}/test_gdr_reg.c)
+set_target_properties(test_gdr_reg PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/test)
+target_link_libraries(test_gdr_reg PRIVATE rn_testsupport)
