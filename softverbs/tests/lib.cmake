@@ -59,11 +59,8 @@ sv_add_tests(test_sv_errors test_sv_errors.c "rem_bad_rkey;rnr_infinite;short_re
 
 sv_add_tests(test_sv_faults test_sv_faults.c
 	"fail_nth;qp_err_after;port_down;cut_link;cqe_delay;latency;rate;rate_off;reap")
-# The latency and rate models are checked on the wall clock (two ports must beat one by 20%):
-# a CPU-heavy neighbour such as test_sv_stress under ASan on 2 cores can hide that, so these
-# run alone.
-set_tests_properties(softverbs.test_sv_faults.latency softverbs.test_sv_faults.rate
-	PROPERTIES RUN_SERIAL TRUE)
+# The latency and rate models are checked with lower bounds only (a loaded machine cannot
+# break them); the two-port aggregate is a speed, measured by bench/datapath.sh.
 
 # Third-party: Debian's perftest, unchanged, over softverbs.
 function(sv_perftest name)
