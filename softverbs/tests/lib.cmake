@@ -58,7 +58,7 @@ sv_add_tests(test_sv_errors test_sv_errors.c "rem_bad_rkey;rnr_infinite;short_re
 	ENV "SOFTVERBS_VM=off")
 
 sv_add_tests(test_sv_faults test_sv_faults.c
-	"fail_nth;qp_err_after;port_down;cut_link;cqe_delay;latency;rate;rate_off;reap")
+	"fail_nth;qp_err_after;port_down;cut_link;cqe_delay;latency;rate;rate_off;reap;reap_pidns")
 # The latency and rate models are checked with lower bounds only (a loaded machine cannot
 # break them); the two-port aggregate is a speed, measured by bench/datapath.sh.
 

@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -399,12 +400,74 @@ static void t_reap(void)
 	CHECK(waitpid(c, NULL, 0) == c);
 }
 
+/* Writes a QP entry as softverbs would, for pid in PID namespace pidns; returns its QPN. */
+static uint32_t fake_entry(const char *view, uint32_t qpn, int pid, unsigned long pidns)
+{
+	char path[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/rdv/qp/%u", view, qpn);
+	f = fopen(path, "wx");
+	CHECK(f);
+	fprintf(f,
+		"unix @gone\ntcp 127.0.0.1 1\nnetns 1\npid %d\npidns %lu\nnode -\npod -\n"
+		"dev svdev0\n",
+		pid, pidns);
+	fclose(f);
+	return qpn;
+}
+
+/*
+ * Only entries of this PID namespace are judged: one of a dead pid here is removed, one that
+ * names another namespace stays (a pid there means nothing here), whatever its pid.
+ */
+static void t_reap_pidns(void)
+{
+	const char *view = getenv("SOFTVERBS_VIEW");
+	char dir[1024];
+	struct stat sb;
+	pid_t dead, b;
+	int st = -1;
+
+	CHECK(view);
+	CHECK(stat("/proc/self/ns/pid", &sb) == 0);
+	dead = fork(); /* a pid that no longer exists */
+	CHECK(dead >= 0);
+	if (!dead)
+		_exit(0);
+	CHECK(waitpid(dead, NULL, 0) == dead);
+	snprintf(dir, sizeof(dir), "%s/rdv", view);
+	mkdir(dir, 0777);
+	snprintf(dir, sizeof(dir), "%s/rdv/qp", view);
+	mkdir(dir, 0777);
+	fake_entry(view, 0xfffff0, dead, (unsigned long)sb.st_ino);
+	fake_entry(view, 0xfffff1, dead, (unsigned long)sb.st_ino + 1);
+	b = fork();
+	CHECK(b >= 0);
+	if (!b) {
+		struct ibv_device **l = ibv_get_device_list(NULL);
+		struct ibv_context *ctx = l && l[0] ? ibv_open_device(l[0]) : NULL;
+
+		_exit(ctx && !ibv_close_device(ctx) ? 0 : 1);
+	}
+	CHECK(waitpid(b, &st, 0) == b);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK(!entry_exists(view, 0xfffff0)); /* ours, dead: removed */
+	CHECK(entry_exists(view, 0xfffff1));  /* another namespace's: left alone */
+}
+
 static const struct sv_case cases[] = {
-	{ "fail_nth", t_fail_nth },   { "qp_err_after", t_qp_err_after },
-	{ "port_down", t_port_down }, { "cut_link", t_cut_link },
-	{ "cqe_delay", t_cqe_delay }, { "latency", t_latency },
-	{ "rate", t_rate },	      { "rate_off", t_rate_off },
-	{ "reap", t_reap },	      { NULL, NULL },
+	{ "fail_nth", t_fail_nth },
+	{ "qp_err_after", t_qp_err_after },
+	{ "port_down", t_port_down },
+	{ "cut_link", t_cut_link },
+	{ "cqe_delay", t_cqe_delay },
+	{ "latency", t_latency },
+	{ "rate", t_rate },
+	{ "rate_off", t_rate_off },
+	{ "reap", t_reap },
+	{ "reap_pidns", t_reap_pidns },
+	{ NULL, NULL },
 };
 
 int main(int argc, char **argv)
