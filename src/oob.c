@@ -364,6 +364,7 @@ struct rn_oob_guest {
 	int fd;
 	bool ready;	 /* buf holds a whole HELLO with this listener's nonce */
 	long long since; /* accepted at (CLOCK_MONOTONIC ms) */
+	uint64_t seq;	 /* admission order (ms and slots do not order guests of one ms) */
 	size_t off, len; /* bytes read into buf, bytes wanted */
 	uint8_t *buf;	 /* RN_WIRE_MSG_MAX bytes, allocated at the first byte */
 	char peer_str[RN_OOB_PEER_STR];
@@ -379,6 +380,7 @@ struct rn_oob_listener {
 	long long stray_warn_ms;     /* when the last stray WARN was written; 0: never */
 	struct rn_oob_guest *guests; /* RN_OOB_LOBBY slots, fd -1 when free */
 	int nguests;		     /* slots in use */
+	uint64_t admitted;	     /* guests admitted so far: the last one's seq */
 };
 
 int rn_oob_listen(const struct rn_oob_if *iface, void *handle, struct rn_oob_listener **out)
@@ -567,12 +569,20 @@ static bool rn_oob_lobby_evict(struct rn_oob_listener *l, long long now)
 		struct rn_oob_guest *g = &l->guests[i];
 
 		if (g->fd >= 0 && !g->off && now - g->since >= RN_OOB_EVICT_MS &&
-		    (!old || g->since < old->since))
+		    (!old || g->seq < old->seq))
 			old = g;
 	}
 	if (old)
 		rn_oob_guest_drop(l, old, "silent while the listener's lobby was full");
 	return old != NULL;
+}
+
+/* A connection waits in the kernel's backlog: the listening socket is readable. */
+static bool rn_oob_backlog_pending(const struct rn_oob_listener *l)
+{
+	struct pollfd p = { .fd = l->fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
 }
 
 /* Accept every pending connection into the lobby. 0, or -errno of a broken listener. */
@@ -585,7 +595,9 @@ static int rn_oob_lobby_admit(struct rn_oob_listener *l, long long now)
 		socklen_t len = sizeof(u);
 		int fd;
 
-		if (l->nguests == RN_OOB_LOBBY && !rn_oob_lobby_evict(l, now))
+		/* full: a silent guest makes room only for a connection that is waiting */
+		if (l->nguests == RN_OOB_LOBBY &&
+		    (!rn_oob_backlog_pending(l) || !rn_oob_lobby_evict(l, now)))
 			return 0; /* the rest waits in the kernel's backlog */
 		fd = accept4(l->fd, &u.sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
@@ -604,6 +616,7 @@ static int rn_oob_lobby_admit(struct rn_oob_listener *l, long long now)
 				g = &l->guests[i];
 		g->fd = fd;
 		g->since = now;
+		g->seq = ++l->admitted;
 		g->len = sizeof(struct rn_wire_msg_hdr);
 		rn_sockaddr_str(&u, g->peer_str, sizeof(g->peer_str));
 		l->nguests++;
@@ -750,7 +763,7 @@ static int rn_oob_lobby_take(struct rn_oob_listener *l, void *buf, size_t *len, 
 		for (int i = 0; l->guests && i < RN_OOB_LOBBY; i++) {
 			struct rn_oob_guest *g = &l->guests[i];
 
-			if (g->fd >= 0 && g->ready && (!first || g->since < first->since))
+			if (g->fd >= 0 && g->ready && (!first || g->seq < first->seq))
 				first = g;
 		}
 		if (!first)

@@ -16,6 +16,7 @@
 
 #include "nccl_net.h"
 #include "railnet/log.h"
+#include "railnet/nccl_result.h"
 #include "railnet/net.h"
 
 #define RN_EXPORT __attribute__((visibility("default")))
@@ -68,7 +69,7 @@ _Static_assert(sizeof(struct rn_net_attr) == sizeof(ncclNetAttr_v12_t), "net att
  *                                                            -ENOMEM, -EOPNOTSUPP, -EIO, ...)
  *   positive (a railnet bug)            ncclInternalError
  */
-static ncclResult_t rn_nccl_result(int rc)
+ncclResult_t rn_nccl_result(int rc)
 {
 	if (rc == 0)
 		return ncclSuccess;

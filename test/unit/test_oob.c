@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -954,6 +955,259 @@ static void test_lobby_flood(void **state)
 	free(h);
 }
 
+/*
+ * A peer that sent its HELLO gets the full timeout again for the rest of the handshake, not
+ * what was left of the acceptor's first deadline nor the lobby's 2 s: a raw peer connects and
+ * sends its HELLO late in the acceptor's window (T = 4 s; at 3 s), then sends READY 1.5 s
+ * after that window closed (4.5 s after connecting, 2.5 s after its HELLO). The acceptor
+ * completes. Without a HELLO, the same acceptor fails at T (the case above).
+ */
+static void test_hello_gets_full_timeout(void **state)
+{
+	enum { T = 4000, HELLO_AT = 3000, READY_AT = T + 1500 };
+	struct rn_oob_if lo = lo_if();
+	struct rn_hello *h = make_hello(1, 1, 12);
+	struct rn_oob_params rp = { .timeout_ms = T };
+	struct rn_oob_listener *l;
+	struct rn_oob_conn *r;
+	uint8_t handle[RN_WIRE_HANDLE_BUF], buf[RN_WIRE_MSG_MAX];
+	size_t len, got = 0;
+	long long t0, t = 0;
+	int fds = fd_count(), raw = -1, rc = -EAGAIN;
+	bool ready_sent = false;
+
+	(void)state;
+	assert_int_equal(rn_oob_listen(&lo, handle, &l), 0);
+	h->nonce = handle_nonce(handle);
+	t0 = now_ms();
+	assert_int_equal(rn_oob_accept_create(l, h, &rp, &r), 0);
+	while ((rc = rn_oob_conn_progress(r)) == -EAGAIN) {
+		t = now_ms() - t0;
+		if (raw < 0 && t >= HELLO_AT) {
+			raw = raw_connect(handle);
+			assert_int_equal(rn_wire_hello_encode(h, buf, sizeof(buf), &len), 0);
+			assert_int_equal(send(raw, buf, len, 0), (ssize_t)len);
+		}
+		if (raw >= 0 && got < sizeof(struct rn_wire_msg_hdr)) {
+			/* the acceptor's HELLO reply (its header is enough to know it came) */
+			ssize_t n = recv(raw, buf + got, sizeof(struct rn_wire_msg_hdr) - got,
+					 MSG_DONTWAIT);
+
+			if (n > 0)
+				got += (size_t)n;
+		}
+		if (!ready_sent && got == sizeof(struct rn_wire_msg_hdr) && t >= READY_AT) {
+			assert_int_equal(rn_oob_conn_state(r), RN_OOB_RECV_READY);
+			rn_wire_ready_encode(h->nonce, buf, sizeof(buf), &len);
+			assert_int_equal(send(raw, buf, len, MSG_NOSIGNAL), (ssize_t)len);
+			ready_sent = true;
+		}
+		if (t > READY_AT + 3000)
+			fail_msg("the acceptor neither finished nor failed %lld ms after its first "
+				 "call",
+				 t);
+		sleep_ms(5);
+	}
+	if (rc)
+		fail_msg("the acceptor failed with %d %lld ms after its first call: %s", rc,
+			 now_ms() - t0, rn_test_log.last_warn);
+	assert_true(ready_sent);
+	assert_true(t >= READY_AT); /* it finished after its first deadline */
+	assert_int_equal(rn_oob_conn_state(r), RN_OOB_DONE);
+	assert_int_equal(rn_oob_listener_strays(l), 0);
+	RN_ASSERT_NO_WARN();
+	close(raw);
+	rn_oob_conn_destroy(r);
+	rn_oob_listener_destroy(l);
+	assert_int_equal(fd_count(), fds);
+	free(h);
+}
+
+/* Step the connector until its HELLO is written (the kernel completed its TCP connect). */
+static void connector_sends_hello(struct rn_oob_conn *s)
+{
+	for (int i = 0; i < 1000 && rn_oob_conn_state(s) != RN_OOB_RECV_HELLO; i++) {
+		assert_int_equal(rn_oob_conn_progress(s), -EAGAIN);
+		if (rn_oob_conn_state(s) != RN_OOB_RECV_HELLO)
+			sleep_ms(1);
+	}
+	assert_int_equal(rn_oob_conn_state(s), RN_OOB_RECV_HELLO);
+}
+
+/* One acceptor of l until it took a guest; returns its peer's fifo_addr (the make_hello tag). */
+static uint64_t accept_next(struct rn_oob_listener *l, const struct rn_hello *h,
+			    struct rn_oob_conn **r)
+{
+	struct rn_oob_params p = { .timeout_ms = 5000 };
+
+	assert_int_equal(rn_oob_accept_create(l, h, &p, r), 0);
+	for (int i = 0; i < 1000 && rn_oob_conn_state(*r) == RN_OOB_ACCEPTING; i++) {
+		assert_int_equal(rn_oob_conn_progress(*r), -EAGAIN);
+		if (rn_oob_conn_state(*r) == RN_OOB_ACCEPTING)
+			sleep_ms(1);
+	}
+	assert_int_not_equal(rn_oob_conn_state(*r), RN_OOB_ACCEPTING);
+	return rn_oob_conn_peer(*r)->fifo_addr;
+}
+
+/*
+ * Several connectors ready in the lobby at once: each accept takes the earliest. A stray (bad
+ * magic) connects first, then A and B, all admitted by the first accept call: the stray is
+ * dropped, freeing the lobby's first place, and the accept takes A. C connects next and is
+ * admitted into the freed place by the second accept call, usually within the same
+ * millisecond as A and B were: the second accept still takes B (connected before C), the
+ * third C. Repeated, so that the same-millisecond case comes up.
+ */
+static void test_ready_connectors_in_order(void **state)
+{
+	struct rn_oob_if lo = lo_if();
+	struct rn_hello *hs[3] = { make_hello(1, 1, 21), make_hello(1, 1, 22),
+				   make_hello(1, 1, 23) };
+	struct rn_hello *rh = make_hello(1, 1, 20);
+	struct rn_oob_params p = { .timeout_ms = 5000 };
+	int fds = fd_count();
+
+	(void)state;
+	for (int rep = 0; rep < 20; rep++) {
+		struct rn_oob_listener *l;
+		struct rn_oob_conn *s[3], *r[3];
+		uint8_t handle[RN_WIRE_HANDLE_BUF];
+		int stray, src, rrc;
+
+		assert_int_equal(rn_oob_listen(&lo, handle, &l), 0);
+		stray = raw_connect(handle);
+		assert_int_equal(send(stray, "XXXXXXXXXXXXXXXX", 16, 0), 16);
+		for (int i = 0; i < 2; i++) {
+			assert_int_equal(
+				rn_oob_connect_create(handle, sizeof(handle), hs[i], &p, &s[i]), 0);
+			connector_sends_hello(s[i]);
+		}
+		assert_int_equal(accept_next(l, rh, &r[0]), 0x1000u + 21);
+		assert_int_equal(rn_oob_listener_strays(l), 1);
+		drive(s[0], r[0], &src, &rrc, 5000);
+		assert_int_equal(src, 0);
+		assert_int_equal(rrc, 0);
+		assert_int_equal(rn_oob_connect_create(handle, sizeof(handle), hs[2], &p, &s[2]),
+				 0);
+		connector_sends_hello(s[2]);
+		assert_int_equal(accept_next(l, rh, &r[1]), 0x1000u + 22);
+		assert_int_equal(accept_next(l, rh, &r[2]), 0x1000u + 23);
+		for (int i = 1; i < 3; i++) {
+			drive(s[i], r[i], &src, &rrc, 5000);
+			assert_int_equal(src, 0);
+			assert_int_equal(rrc, 0);
+		}
+		for (int i = 0; i < 3; i++) {
+			rn_oob_conn_destroy(s[i]);
+			rn_oob_conn_destroy(r[i]);
+		}
+		close(stray);
+		rn_oob_listener_destroy(l);
+	}
+	assert_int_equal(fd_count(), fds);
+	for (int i = 0; i < 3; i++)
+		free(hs[i]);
+	free(rh);
+}
+
+/*
+ * Fill l's lobby with n silent connections (the first sends one byte, so it is not silent),
+ * admitted by an acceptor that is then destroyed. Returns false when that took so long that
+ * the first guests could reach the lobby's 2 s limit before the caller is done (a loaded
+ * machine); the caller then tries again on a new listener.
+ */
+static bool fill_lobby(struct rn_oob_listener *l, const uint8_t *handle, const struct rn_hello *h,
+		       int *idle, int n)
+{
+	struct rn_oob_params p = { .timeout_ms = 10000 };
+	struct rn_oob_conn *r;
+	long long t0 = now_ms();
+
+	assert_int_equal(rn_oob_accept_create(l, h, &p, &r), 0);
+	for (int i = 0; i < n; i++) {
+		idle[i] = raw_connect(handle);
+		if (i == 0)
+			assert_int_equal(send(idle[0], "R", 1, 0), 1);
+		if (i % 64 == 63)
+			assert_int_equal(rn_oob_conn_progress(r), -EAGAIN);
+	}
+	assert_int_equal(rn_oob_conn_progress(r), -EAGAIN);
+	rn_oob_conn_destroy(r);
+	if (now_ms() - t0 <= 1000)
+		return true;
+	print_message("  %d connections took %lld ms; again\n", n, now_ms() - t0);
+	for (int i = 0; i < n; i++)
+		close(idle[i]);
+	return false;
+}
+
+/*
+ * The lobby holds 1024 connections: 1024 silent ones are admitted and none is dropped; the
+ * next connection (a legitimate connector, 150 ms later) finds the lobby full and the oldest
+ * guest that has sent nothing makes room: the second connection, since the first sent one
+ * byte. Exactly one is evicted, the connector is served, and the rest stay.
+ */
+static void test_lobby_full_evicts_oldest_silent(void **state)
+{
+	enum { LOBBY = 1024 };
+	struct rn_oob_if lo = lo_if();
+	struct rn_hello *h = make_hello(1, 1, 13);
+	struct rn_oob_params p = { .timeout_ms = 10000 };
+	struct rn_oob_listener *l = NULL;
+	struct rn_oob_conn *r, *s;
+	uint8_t handle[RN_WIRE_HANDLE_BUF];
+	struct rlimit rl;
+	int *idle, fds = fd_count(), src, rrc, tries = 0;
+	long long t0;
+	char b;
+
+	(void)state;
+	/* the test's own ends and the lobby's: two descriptors per connection */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < (rlim_t)(2 * LOBBY + 64)) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
+		if (rl.rlim_cur < (rlim_t)(2 * LOBBY + 64))
+			fail_msg("RLIMIT_NOFILE %llu is below the %d descriptors this needs",
+				 (unsigned long long)rl.rlim_cur, 2 * LOBBY + 64);
+	}
+	idle = calloc(LOBBY, sizeof(*idle));
+	assert_non_null(idle);
+	do {
+		rn_oob_listener_destroy(l);
+		assert_true(++tries <= 3);
+		assert_int_equal(rn_oob_listen(&lo, handle, &l), 0);
+		t0 = now_ms();
+	} while (!fill_lobby(l, handle, h, idle, LOBBY));
+	assert_int_equal(rn_oob_listener_strays(l), 0);
+	sleep_ms(150); /* every guest has been silent for 100 ms */
+	h->nonce = handle_nonce(handle);
+	assert_int_equal(rn_oob_accept_create(l, h, &p, &r), 0);
+	assert_int_equal(rn_oob_connect_create(handle, sizeof(handle), h, &p, &s), 0);
+	drive(s, r, &src, &rrc, 5000);
+	assert_int_equal(src, 0);
+	assert_int_equal(rrc, 0);
+	assert_true(now_ms() - t0 < 2000); /* before any guest's 2 s ran out */
+	assert_int_equal(rn_oob_listener_strays(l), 1);
+	assert_true(rn_test_log_contains("silent while the listener's lobby was full"));
+	/* idle[1] was closed by the listener; idle[0] (it spoke) and idle[2..] are there */
+	assert_int_equal(recv(idle[1], &b, 1, 0), 0);
+	for (int i = 0; i < LOBBY; i++) {
+		if (i == 1)
+			continue;
+		if (recv(idle[i], &b, 1, MSG_DONTWAIT) != -1 || errno != EAGAIN)
+			fail_msg("connection %d was closed too", i);
+	}
+	rn_oob_conn_destroy(s);
+	rn_oob_conn_destroy(r);
+	for (int i = 0; i < LOBBY; i++)
+		close(idle[i]);
+	rn_oob_listener_destroy(l);
+	assert_int_equal(fd_count(), fds);
+	free(idle);
+	free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -970,6 +1224,9 @@ int main(void)
 		cmocka_unit_test_setup(test_partial_io_resumed, setup),
 		cmocka_unit_test_setup(test_many_cycles, setup),
 		cmocka_unit_test_setup(test_lobby_flood, setup),
+		cmocka_unit_test_setup(test_hello_gets_full_timeout, setup),
+		cmocka_unit_test_setup(test_ready_connectors_in_order, setup),
+		cmocka_unit_test_setup(test_lobby_full_evicts_oldest_silent, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

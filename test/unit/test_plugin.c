@@ -8,6 +8,9 @@
  * system libibverbs on a NIC-less machine (0 devices, one INFO line), NCCL_IB_DISABLE, a bad
  * environment value, reference counting, and NULL / out-of-range arguments at every entry
  * point of every version (an error code and a WARN naming the argument, never a crash).
+ * Without root: one softverbs device on a view whose GID is 127.0.0.1 on lo (its properties
+ * at every version, a send and a receive comm connected to each other, and the last finalize
+ * with orphaned registrations and with a comm left open).
  * Each case loads its own copy of the library and checks it really unloads at dlclose.
  */
 #include <dlfcn.h>
@@ -15,11 +18,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "nccl_net.h"
 #include "railnet/log.h"
 #include "rn_test.h"
+#include "rn_test_sv.h"
 
 #define MISSING_IBVERBS "/nonexistent/railnet-test/libibverbs.so.1"
 #define SENTINEL 0xA5
@@ -240,6 +246,9 @@ static void check_reference(const ncclNetProperties_v12_t *r, int dev)
 	assert_true(r->maxP2pBytes > 0 && r->maxP2pBytes <= NCCL_MAX_NET_SIZE_BYTES);
 	assert_true(r->maxCollBytes > 0 && r->maxCollBytes <= NCCL_MAX_NET_SIZE_BYTES);
 	assert_int_equal(r->maxMultiRequestSize, 1);
+	/* registrations are cached per device and outlive their comm; NCCL decides on flushes */
+	assert_int_equal(r->regIsGlobal, 1);
+	assert_int_equal(r->forceFlush, 0);
 	/* rails: the subnet's number or NCCL_IB_HCA's (0..32767), else undefined */
 	assert_true(r->railId >= NCCL_NET_ID_UNDEF);
 	/* planes: NCCL_IB_HCA's for a device, NCCL IB's virtual-bit mask for a merged one */
@@ -336,6 +345,10 @@ static int setup(void **state)
 	unsetenv("NCCL_IB_DISABLE");
 	unsetenv("NCCL_IB_TIMEOUT");
 	unsetenv("RAILNET_IBVERBS_LIB");
+	unsetenv("RAILNET_SYSFS_ROOT");
+	unsetenv("RAILNET_STATS");
+	unsetenv("SOFTVERBS_VIEW");
+	unsetenv("NCCL_SOCKET_IFNAME");
 	return 0;
 }
 
@@ -587,6 +600,255 @@ static void test_discovered_devices(void **state)
 		assert_int_equal(plug_finalize(&p), ncclSuccess);
 		plug_close(&p);
 	}
+}
+
+/*
+ * A device without root or a network namespace: softverbs (build/softverbs) on a one-device,
+ * one-port pod view from sv-mkview whose port's GID 1 is 127.0.0.1 on lo, an address of every
+ * network namespace, so discovery keeps it; the bootstrap interface is lo. softverbs is built
+ * with the plugin wherever the verbs header is (tools/install-deps.sh), so its absence fails.
+ */
+static char loopback_dir[256]; /* made once, removed at exit */
+
+static void write_text(const char *dir, const char *rel, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	f = fopen(path, "w");
+	if (!f)
+		fail_msg("cannot write %s", path);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static const char *use_loopback_device(void)
+{
+	char lib[4096], path[512];
+
+	snprintf(lib, sizeof(lib), "%s/softverbs/libibverbs.so.1", rn_test_build_dir());
+	if (access(lib, R_OK))
+		fail_msg("%s is not built (softverbs/; test/unit/plugin.cmake builds it with "
+			 "test_plugin)",
+			 lib);
+	if (!loopback_dir[0]) {
+		/*
+		 * Loaded for the whole process, as libmlx5 (RTLD_NODELETE, bound to it) pins it in
+		 * the other softverbs tests: softverbs frees nothing of its view at unload.
+		 */
+		if (!dlopen(lib, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE))
+			fail_msg("dlopen(%s): %s", lib, dlerror());
+		assert_int_equal(
+			rn_test_sv_mkview("plugin", 1, 1, 100, loopback_dir, sizeof(loopback_dir)),
+			0);
+		write_text(loopback_dir, "class/infiniband/svdev0/ports/1/gids/1",
+			   "0000:0000:0000:0000:0000:ffff:7f00:0001\n");
+		snprintf(path, sizeof(path), "%s/class/infiniband/svdev0/ports/1/gid_attrs/ndevs",
+			 loopback_dir);
+		assert_int_equal(mkdir(path, 0755), 0);
+		write_text(loopback_dir, "class/infiniband/svdev0/ports/1/gid_attrs/ndevs/1",
+			   "lo\n");
+	}
+	setenv("RAILNET_IBVERBS_LIB", lib, 1);
+	setenv("SOFTVERBS_VIEW", loopback_dir, 1);
+	setenv("RAILNET_SYSFS_ROOT", loopback_dir, 1);
+	setenv("NCCL_SOCKET_IFNAME", "lo", 1);
+	return loopback_dir;
+}
+
+/*
+ * The loopback device through every table: one device, and its properties at every version
+ * agree with v12's, which reports regIsGlobal = 1 and forceFlush = 0 (check_reference).
+ */
+static void test_loopback_device(void **state)
+{
+	(void)state;
+	use_loopback_device();
+	for (int v = 6; v <= 12; v++) {
+		ncclDebugLogger_t lg = capture_logger();
+		struct plug p;
+		int n = -1;
+
+		plug_open(&p, v);
+		assert_int_equal(plug_init(&p, lg), ncclSuccess);
+		assert_int_equal(plug_devices(&p, &n), ncclSuccess);
+		assert_int_equal(n, 1);
+		check_props(&p, 0);
+		RN_ASSERT_NO_WARN();
+		check_props_refused(&p, 1);
+		assert_int_equal(rn_test_log.warns, 1); /* dev 1 is out of range */
+		assert_int_equal(plug_finalize(&p), ncclSuccess);
+		plug_close(&p);
+	}
+}
+
+/* Connect dev 0 to itself through t (one thread drives both ends, as NCCL's proxy may). */
+static void loopback_comms(const ncclNet_v12_t *t, void *ctx, void **sc, void **rc)
+{
+	char handle[NCCL_NET_HANDLE_MAXSIZE], chandle[NCCL_NET_HANDLE_MAXSIZE];
+	ncclNetDeviceHandle_v12_t *dh = NULL;
+	void *lc = NULL;
+	time_t t0 = time(NULL);
+
+	*sc = *rc = NULL;
+	assert_int_equal(t->listen(ctx, 0, handle, &lc), ncclSuccess);
+	memcpy(chandle, handle, sizeof(chandle)); /* NCCL ships a copy to the connector */
+	while (!*sc || !*rc) {
+		if (!*sc)
+			assert_int_equal(t->connect(ctx, 0, chandle, sc, &dh), ncclSuccess);
+		if (!*rc)
+			assert_int_equal(t->accept(lc, rc, &dh), ncclSuccess);
+		if (time(NULL) - t0 > 10)
+			fail_msg("connect/accept on the loopback device did not finish in 10 s");
+	}
+	assert_int_equal(t->closeListen(lc), ncclSuccess);
+}
+
+/* One message of len bytes from s to r; both requests tested until done (10 s hang guard). */
+static void loopback_message(const ncclNet_v12_t *t, void *sc, void *rc, char *sbuf, void *smh,
+			     char *rbuf, void *rmh, size_t len)
+{
+	void *data = rbuf, *sreq = NULL, *rreq = NULL;
+	size_t size = len;
+	int tag = 3, sdone = 0, rdone = 0, got = -1;
+	time_t t0 = time(NULL);
+
+	memset(rbuf, 0, len);
+	for (size_t i = 0; i < len; i++)
+		sbuf[i] = (char)(i * 7 + 1);
+	while (!rreq) {
+		assert_int_equal(t->irecv(rc, 1, &data, &size, &tag, &rmh, NULL, &rreq),
+				 ncclSuccess);
+		assert_true(time(NULL) - t0 <= 10);
+	}
+	while (!sreq) {
+		assert_int_equal(t->isend(sc, sbuf, len, tag, smh, NULL, &sreq), ncclSuccess);
+		assert_true(time(NULL) - t0 <= 10);
+	}
+	while (!sdone || !rdone) {
+		if (!sdone)
+			assert_int_equal(t->test(sreq, &sdone, NULL), ncclSuccess);
+		if (!rdone)
+			assert_int_equal(t->test(rreq, &rdone, &got), ncclSuccess);
+		if (time(NULL) - t0 > 10)
+			fail_msg("a %zu-byte message on the loopback device did not complete", len);
+	}
+	assert_int_equal(got, (int)len);
+	assert_memory_equal(rbuf, sbuf, len);
+}
+
+/*
+ * The last finalize with leftovers, through the v12 table on the loopback device. Comms
+ * closed with registrations live: their handles become orphans (one INFO each at the close),
+ * and the last finalize frees them with one INFO line giving the count. It also logs the
+ * stats line (both connections, the bytes sent) and writes RAILNET_STATS. No WARN.
+ */
+static void test_finalize_orphans(void **state)
+{
+	static char sbuf[8192], rbuf[8192];
+	char stats[300], json[8192];
+	ncclNetCommConfig_v12_t cfg = { .trafficClass = NCCL_NET_TRAFFIC_CLASS_UNDEF };
+	void *ctx, *sc, *rc, *smh = NULL, *rmh = NULL, *extra = NULL;
+	ncclDebugLogger_t lg;
+	struct plug p;
+	size_t n;
+	FILE *f;
+	int ndev;
+
+	(void)state;
+	snprintf(stats, sizeof(stats), "%s/stats.json", use_loopback_device());
+	setenv("RAILNET_STATS", stats, 1);
+	lg = capture_logger();
+	plug_open(&p, 12);
+	assert_int_equal(NET(&p, 12)->init(&ctx, 7, &cfg, lg, NULL), ncclSuccess);
+	assert_int_equal(NET(&p, 12)->devices(&ndev), ncclSuccess);
+	assert_int_equal(ndev, 1);
+	loopback_comms(NET(&p, 12), ctx, &sc, &rc);
+	assert_int_equal(NET(&p, 12)->regMr(sc, sbuf, sizeof(sbuf), NCCL_PTR_HOST, &smh),
+			 ncclSuccess);
+	assert_int_equal(NET(&p, 12)->regMr(rc, rbuf, sizeof(rbuf), NCCL_PTR_HOST, &rmh),
+			 ncclSuccess);
+	assert_int_equal(NET(&p, 12)->regMr(sc, sbuf, 100, NCCL_PTR_HOST, &extra), ncclSuccess);
+	loopback_message(NET(&p, 12), sc, rc, sbuf, smh, rbuf, rmh, 4096);
+	/* closed with all three registrations live */
+	assert_int_equal(NET(&p, 12)->closeSend(sc), ncclSuccess);
+	assert_int_equal(NET(&p, 12)->closeRecv(rc), ncclSuccess);
+	assert_true(rn_test_log_contains("send comm closed with 2 registration(s) not "
+					 "deregistered"));
+	assert_true(rn_test_log_contains("receive comm closed with 1 registration(s) not "
+					 "deregistered"));
+	assert_false(rn_test_log_contains("finalize:"));
+	assert_int_equal(NET(&p, 12)->finalize(ctx), ncclSuccess);
+	if (!rn_test_log_contains("finalize: 3 registration handle(s) of closed comms were never "
+				  "deregistered; freed"))
+		fail_msg("no INFO line for the orphans at finalize:\n%s", rn_test_log.all);
+	if (!rn_test_log_contains("stats: 2 connection(s), 4096 bytes sent, "))
+		fail_msg("no stats line at finalize:\n%s", rn_test_log.all);
+	assert_true(rn_test_log_contains("0 errors, 0 failovers; per port: svdev0:1 4096 B"));
+	RN_ASSERT_NO_WARN();
+	f = fopen(stats, "r");
+	assert_non_null(f);
+	n = fread(json, 1, sizeof(json) - 1, f);
+	fclose(f);
+	json[n] = '\0';
+	assert_non_null(strstr(json, "\"version\": 1,"));
+	assert_non_null(strstr(json, "\"connections_total\": 2,"));
+	assert_non_null(strstr(json, "\"connections_not_listed\": 0,"));
+	assert_non_null(strstr(json, "{\"device\": \"svdev0\", \"port\": 1, \"tx_bytes\": 4096,"));
+	plug_close(&p);
+}
+
+/* LeakSanitizer's switches, defined only in sanitizer builds (weak: NULL elsewhere). */
+void __lsan_disable(void) __attribute__((weak));
+void __lsan_enable(void) __attribute__((weak));
+
+/*
+ * A send comm never closed (NCCL closes every comm first; a harness may not): its
+ * registration is still cached on the device when the last finalize closes it, and is
+ * released with exactly one WARN naming the device and the count. The comm itself is
+ * unusable afterwards and stays allocated (the caller's leak, which LeakSanitizer is told to
+ * ignore: what this thread allocates in the case).
+ */
+static void test_finalize_left_registrations(void **state)
+{
+	static char sbuf[8192], rbuf[8192];
+	ncclNetCommConfig_v12_t cfg = { .trafficClass = NCCL_NET_TRAFFIC_CLASS_UNDEF };
+	void *ctx, *sc, *rc, *smh = NULL, *rmh = NULL;
+	ncclDebugLogger_t lg;
+	struct plug p;
+	int ndev;
+
+	(void)state;
+	if (__lsan_disable)
+		__lsan_disable();
+	use_loopback_device();
+	lg = capture_logger();
+	plug_open(&p, 12);
+	assert_int_equal(NET(&p, 12)->init(&ctx, 8, &cfg, lg, NULL), ncclSuccess);
+	assert_int_equal(NET(&p, 12)->devices(&ndev), ncclSuccess);
+	assert_int_equal(ndev, 1);
+	loopback_comms(NET(&p, 12), ctx, &sc, &rc);
+	assert_int_equal(NET(&p, 12)->regMr(sc, sbuf, sizeof(sbuf), NCCL_PTR_HOST, &smh),
+			 ncclSuccess);
+	assert_int_equal(NET(&p, 12)->regMr(rc, rbuf, sizeof(rbuf), NCCL_PTR_HOST, &rmh),
+			 ncclSuccess);
+	loopback_message(NET(&p, 12), sc, rc, sbuf, smh, rbuf, rmh, 1000);
+	assert_int_equal(NET(&p, 12)->deregMr(rc, rmh), ncclSuccess);
+	assert_int_equal(NET(&p, 12)->closeRecv(rc), ncclSuccess);
+	RN_ASSERT_NO_WARN();
+	assert_int_equal(NET(&p, 12)->finalize(ctx), ncclSuccess);
+	if (rn_test_log.warns != 1 ||
+	    !strstr(rn_test_log.last_warn,
+		    "svdev0: 1 registration(s) still live when the device closes"))
+		fail_msg("expected one WARN for the registration left on svdev0, got %d:\n%s",
+			 rn_test_log.warns, rn_test_log.all);
+	assert_false(rn_test_log_contains("finalize: ")); /* no orphans: nothing was closed */
+	/* a comm's counters are taken at its close: only the receive comm's are there */
+	assert_true(rn_test_log_contains("stats: 1 connection(s), 0 bytes sent"));
+	plug_close(&p);
+	if (__lsan_enable)
+		__lsan_enable();
 }
 
 static void test_ib_disable(void **state)
@@ -919,6 +1181,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup(test_system_verbs_no_device, setup),
 		cmocka_unit_test_setup(test_missing_verbs, setup),
 		cmocka_unit_test_setup(test_fake_device, setup),
+		cmocka_unit_test_setup(test_loopback_device, setup),
+		cmocka_unit_test_setup(test_finalize_orphans, setup),
+		cmocka_unit_test_setup(test_finalize_left_registrations, setup),
 		cmocka_unit_test_setup(test_ib_disable, setup),
 		cmocka_unit_test_setup(test_bad_config, setup),
 		cmocka_unit_test_setup(test_refcount, setup),

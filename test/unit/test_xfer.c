@@ -9,16 +9,21 @@
  *
  * Checked: sizes 0 .. 16 MiB byte for byte in both striping modes with both ports carrying
  * data; tagged multi-receives (positional matching per tag, "not now" for a tag without a
- * free entry); clipping to the posted size; eager (optional-completion) receives; flush;
- * 256 requests in flight; handle checks; closing in any order, with requests in flight and
- * with registrations left (orphans); nothing left afterwards (fds, PDs, QPs, registrations).
+ * free entry, no data moved before all n sends matched); split parts (one per 16 KiB at most,
+ * 128-byte-aligned chunks, per port); clipping to the posted size; eager (optional-completion)
+ * receives; flush; 256 requests in flight; handle checks; closing in any order, with requests
+ * in flight and with registrations left (orphans); nothing left afterwards (fds, PDs, QPs,
+ * registrations).
  *
  * Fault groups, one ctest entry each because softverbs reads its fault settings once, when it
  * is loaded (xfer.cmake sets the environment): "portdown" (SOFTVERBS_PORT_DOWN=dev:port:ms: a
  * port of either side goes down in the middle of a stream of 1 MiB messages; every message
- * verifies and the failover is counted) and "qperr" (SOFTVERBS_QP_ERR_AFTER=n: every QP
- * breaks; both comms fail with -EREMOTEIO). Every wait is bounded by WAIT_MS, a hang guard and
- * never a performance claim.
+ * verifies and the failover is counted, and the dead QP's flushed requests are not counted as
+ * errors), "qperr" (SOFTVERBS_QP_ERR_AFTER=n: every QP breaks; both comms fail with
+ * -EREMOTEIO), "ackdrop" (SOFTVERBS_DROP_ACK: exactly once after a failover) and "cutlink"
+ * (SOFTVERBS_CUT_LINK=ms: every link dies with both comms alive; a pending receive fails
+ * through the keepalive probes, and stays pending with keepalive 0). Every wait is bounded by
+ * WAIT_MS, a hang guard and never a performance claim.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -598,6 +603,149 @@ static void test_multi_tags(void **state)
 	multi_in_mode(false, false);
 	multi_in_mode(true, false);
 	multi_in_mode(true, true); /* clear-to-sends posted inline */
+}
+
+/* ---- when data moves: multi-receives and split parts -------------------------------------- */
+
+/* Every byte of p[0..len) is still the guard byte. */
+static void assert_untouched(const unsigned char *p, size_t len, const char *what)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != GUARD)
+			fail_msg("%s: byte %zu was written (%#x) before the last send matched",
+				 what, i, p[i]);
+}
+
+/*
+ * A multi-receive's data moves only once all n of its sends matched: a receive of n = 3
+ * buffers (tags 1, 2, 3) and the sends of tags 1 and 2, both comms driven for 300 ms: no
+ * request completes, the sender writes nothing, every receive buffer keeps its guard bytes.
+ * The send of tag 3 then moves all three. Both striping modes.
+ */
+static void test_multi_waits_for_all(void **state)
+{
+	enum { N = 3, SLOT = 128 * 1024 };
+	static const int tags[N] = { 1, 2, 3 };
+	static const size_t slen[N] = { 5000, 100000, 40000 };
+	struct opts o = defaults;
+	struct wreq w[1 + N];
+	void *data[N];
+	size_t len[N];
+	struct rn_mh *mh[N];
+	uint64_t b0[2], b1[2];
+	struct pair p;
+	long long t0;
+
+	(void)state;
+	rn_test_log_reset();
+	for (int split = 0; split < 2; split++) {
+		o.split = split;
+		pair_open(&o, &p);
+		memset(w, 0, sizeof(w));
+		memset(rbuf, GUARD, N * SLOT);
+		for (int i = 0; i < N; i++) {
+			data[i] = rbuf + i * SLOT;
+			len[i] = SLOT;
+			mh[i] = p.rmh;
+			fill(sbuf + i * SLOT, slen[i], 700 + (uint64_t)(split * N + i));
+		}
+		w[0].r = post_recv(p.r, N, data, len, tags, mh, false);
+		tx_bytes(p.s, b0);
+		for (int i = 0; i < N - 1; i++)
+			w[1 + i].r = post_send(p.s, sbuf + i * SLOT, slen[i], tags[i], p.smh, w, 1);
+		for (t0 = now_ms(); now_ms() - t0 < 300;)
+			poke(w, N);
+		for (int i = 0; i < N; i++)
+			assert_false(w[i].done);
+		tx_bytes(p.s, b1);
+		assert_int_equal(b1[0], b0[0]);
+		assert_int_equal(b1[1], b0[1]);
+		assert_untouched(rbuf, N * SLOT, "multi-receive");
+		w[N].r = post_send(p.s, sbuf + (N - 1) * SLOT, slen[N - 1], tags[N - 1], p.smh, w,
+				   1);
+		assert_int_equal(wait_reqs(w, 1 + N), 0);
+		for (int i = 0; i < N; i++) {
+			assert_int_equal(w[0].sizes[i], (int)slen[i]);
+			assert_int_equal(w[1 + i].sizes[0], (int)slen[i]);
+			check_bytes(rbuf + i * SLOT, sbuf + i * SLOT, slen[i],
+				    "multi-receive buffer");
+			assert_int_equal(rbuf[i * SLOT + slen[i]], GUARD);
+		}
+		tx_bytes(p.s, b1);
+		assert_int_equal((b1[0] - b0[0]) + (b1[1] - b0[1]), slen[0] + slen[1] + slen[2]);
+		pair_close(&p);
+	}
+	assert_nothing_left();
+	RN_ASSERT_NO_WARN();
+}
+
+/* Per port: parts posted (sender tx_msgs), parts received (receiver rx_parts), bytes written. */
+static void part_counters(const struct pair *p, uint64_t *msgs, uint64_t *parts, uint64_t *bytes)
+{
+	struct rn_stats_comm st;
+
+	rn_xfer_snapshot(p->s, &st);
+	for (int i = 0; i < 2; i++) {
+		msgs[i] = st.port[i].c.tx_msgs;
+		bytes[i] = st.port[i].c.tx_bytes;
+	}
+	rn_xfer_snapshot(p->r, &st);
+	for (int i = 0; i < 2; i++)
+		parts[i] = st.port[i].c.rx_parts;
+}
+
+/*
+ * Split mode (4 live QPs over 2 ports): a message of s bytes goes in min(4, max(1, s / 16 KiB))
+ * parts, so at most one part per 16 KiB; each part carries a chunk of ceil(s / parts) bytes
+ * rounded up to a multiple of 128 (the last part the rest). Parts go to successive QPs, so
+ * alternately to the two ports. Per message: the sender's parts posted and the receiver's parts
+ * received grow by the part count, and the bytes per port are those of its parts.
+ */
+static void test_split_parts(void **state)
+{
+	static const size_t sz[] = { 1,	    128,   16383, 16384, 32767, 32768,
+				     40000, 49152, 50000, 65536, 65537, MIB + 3 };
+	struct opts o = defaults;
+	struct pair p;
+
+	(void)state;
+	rn_test_log_reset();
+	o.split = true;
+	pair_open(&o, &p);
+	for (size_t i = 0; i < sizeof(sz) / sizeof(sz[0]); i++) {
+		size_t s = sz[i], want = s / (16 * 1024), chunk, pb[2] = { 0, 0 };
+		uint64_t m0[2], m1[2], r0[2], r1[2], b0[2], b1[2];
+		int nparts = want < 1 ? 1 : want > 4 ? 4 : (int)want, pm[2] = { 0, 0 };
+
+		chunk = (s + (size_t)nparts - 1) / (size_t)nparts;
+		chunk = (chunk + 127) / 128 * 128;
+		for (int k = 0; k < nparts; k++) {
+			size_t off = chunk * (size_t)k;
+
+			pb[k % 2] += s - off < chunk ? s - off : chunk;
+			pm[k % 2]++;
+		}
+		part_counters(&p, m0, r0, b0);
+		assert_int_equal(xfer_one(&p, s, s, 900 + i), (int)s);
+		part_counters(&p, m1, r1, b1);
+		if ((m1[0] - m0[0]) + (m1[1] - m0[1]) != (uint64_t)nparts ||
+		    (r1[0] - r0[0]) + (r1[1] - r0[1]) != (uint64_t)nparts)
+			fail_msg("%zu bytes: %" PRIu64 " parts posted, %" PRIu64
+				 " received; expected %d",
+				 s, (m1[0] - m0[0]) + (m1[1] - m0[1]),
+				 (r1[0] - r0[0]) + (r1[1] - r0[1]), nparts);
+		/* the even parts on one port, the odd ones on the other */
+		if (!((b1[0] - b0[0] == pb[0] && b1[1] - b0[1] == pb[1] &&
+		       m1[0] - m0[0] == (uint64_t)pm[0]) ||
+		      (b1[0] - b0[0] == pb[1] && b1[1] - b0[1] == pb[0] &&
+		       m1[0] - m0[0] == (uint64_t)pm[1])))
+			fail_msg("%zu bytes in %d parts of %zu: ports wrote %" PRIu64
+				 " and %" PRIu64 " bytes, expected %zu and %zu",
+				 s, nparts, chunk, b1[0] - b0[0], b1[1] - b0[1], pb[0], pb[1]);
+	}
+	pair_close(&p);
+	assert_nothing_left();
+	RN_ASSERT_NO_WARN();
 }
 
 /* ---- clipping ----------------------------------------------------------------------------- */
@@ -1346,6 +1494,19 @@ static void test_port_down(void **state)
 	assert_true(st[1].r.port[idx].c.failovers >= 1);
 	assert_int_equal(st[1].s.port[1 - idx].c.failovers, 0);
 	assert_int_equal(st[1].r.port[1 - idx].c.failovers, 0);
+	/*
+	 * Error completions: at most one per QP of the dead port (fast: one QP per port), the
+	 * one that may reveal the failure before the port's event is read. What the dead QP
+	 * flushed after that (at least the receiver's pre-posted receives on it) is not
+	 * counted, and the live port counts none.
+	 */
+	print_message("  error completions on the dead port: sender %" PRIu64 ", receiver %" PRIu64
+		      "\n",
+		      st[1].s.port[idx].c.errors, st[1].r.port[idx].c.errors);
+	assert_true(st[1].s.port[idx].c.errors <= (uint64_t)fast.qpp);
+	assert_true(st[1].r.port[idx].c.errors <= (uint64_t)fast.qpp);
+	assert_int_equal(st[1].s.port[1 - idx].c.errors, 0);
+	assert_int_equal(st[1].r.port[1 - idx].c.errors, 0);
 	assert_true(rn_test_log_contains("is down"));
 	pair_close(&p);
 	assert_nothing_left();
@@ -1587,6 +1748,76 @@ static void test_ack_drop(void **state)
 	rn_test_log_reset();
 }
 
+/*
+ * RAILNET_KEEPALIVE_MS against a dead link (SOFTVERBS_CUT_LINK=ms: at that time, counted from
+ * softverbs' load, the link of every QP dies; the process and both comms live on, so the
+ * peer's out-of-band socket says nothing). Two pairs are opened before it, one with keepalive
+ * (200 ms, the fast transport timeouts) and one with keepalive 0; each moves a message, then
+ * has a receive pending whose clear-to-send was delivered before the cut. After the cut only
+ * probes can notice: the receive with keepalive fails with -EREMOTEIO and the WARN names the
+ * keepalive probe (WAIT_MS is a hang guard); the one without is still pending 3 s after the
+ * cut, and is closed with its request in flight.
+ */
+static void test_keepalive_dead_link(void **state)
+{
+	const char *env = getenv("SOFTVERBS_CUT_LINK");
+	struct opts off = fast;
+	struct pair p, q;
+	struct rn_xreq *rp, *rq;
+	long long t_cut, t_failed = 0;
+	int fds0, rc = 0, done = 0;
+
+	(void)state;
+	if (!env || atoi(env) < 1 || strchr(env, ':'))
+		fail_msg("run with SOFTVERBS_CUT_LINK=<ms> (ctest test_xfer_cutlink)");
+	t_cut = t_load_ms + atoi(env);
+	rn_test_log_reset();
+	fds0 = rn_test_count_fds();
+	off.keepalive_ms = 0;
+	pair_open(&fast, &p);
+	pair_open(&off, &q);
+	assert_int_equal(xfer_one(&p, 65536, 65536, 1), 65536);
+	assert_int_equal(xfer_one(&q, 65536, 65536, 2), 65536);
+	rp = post_recv1(&p, rbuf, 4096, 1);
+	rq = post_recv1(&q, rbuf + MIB, 4096, 1);
+	if (now_ms() > t_cut - 500)
+		fail_msg("the pairs were ready only %lld ms before the link was cut: raise the cut "
+			 "time",
+			 t_cut - now_ms());
+	while (now_ms() < t_cut + 5) { /* the clear-to-sends complete; nothing else happens */
+		assert_int_equal(rn_xfer_test(rp, &done, NULL), 0);
+		assert_false(done);
+		assert_int_equal(rn_xfer_test(rq, &done, NULL), 0);
+		assert_false(done);
+	}
+	while (!rc) {
+		rc = rn_xfer_test(rp, &done, NULL);
+		assert_false(done);
+		assert_int_equal(rn_xfer_test(rq, &done, NULL), 0);
+		assert_false(done);
+		if (now_ms() - t_cut > WAIT_MS)
+			fail_msg("a receive pending on a dead link with keepalive on did not fail "
+				 "within %d ms",
+				 WAIT_MS);
+	}
+	t_failed = now_ms();
+	assert_int_equal(rc, -EREMOTEIO);
+	assert_true(rn_test_log_contains("keepalive probe"));
+	assert_true(rn_test_log_contains("the connection is unusable"));
+	while (now_ms() < t_cut + 3000) {
+		assert_int_equal(rn_xfer_test(rq, &done, NULL), 0);
+		assert_false(done);
+	}
+	print_message("  link cut at +%s ms: keepalive 200 ms: failed after %lld ms; keepalive 0: "
+		      "still pending after %lld ms\n",
+		      env, t_failed - t_cut, now_ms() - t_cut);
+	pair_close(&p);
+	pair_close(&q);
+	assert_nothing_left();
+	assert_fds_back(fds0 + 2);
+	rn_test_log_reset();
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -1594,6 +1825,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_sizes_round_robin),
 		cmocka_unit_test(test_round_robin_rotates),
 		cmocka_unit_test(test_multi_tags),
+		cmocka_unit_test(test_multi_waits_for_all),
+		cmocka_unit_test(test_split_parts),
 		cmocka_unit_test(test_truncate),
 		cmocka_unit_test(test_eager),
 		cmocka_unit_test(test_flush),
@@ -1614,6 +1847,9 @@ int main(int argc, char **argv)
 	const struct CMUnitTest ackdrop[] = {
 		cmocka_unit_test(test_ack_drop),
 	};
+	const struct CMUnitTest cutlink[] = {
+		cmocka_unit_test(test_keepalive_dead_link),
+	};
 
 	if (argc > 1 && !strcmp(argv[1], "portdown"))
 		return cmocka_run_group_tests_name("xfer_portdown", portdown, setup, teardown);
@@ -1621,8 +1857,10 @@ int main(int argc, char **argv)
 		return cmocka_run_group_tests_name("xfer_qperr", qperr, setup, teardown);
 	if (argc > 1 && !strcmp(argv[1], "ackdrop"))
 		return cmocka_run_group_tests_name("xfer_ackdrop", ackdrop, setup, teardown);
+	if (argc > 1 && !strcmp(argv[1], "cutlink"))
+		return cmocka_run_group_tests_name("xfer_cutlink", cutlink, setup, teardown);
 	if (argc > 1) {
-		fprintf(stderr, "usage: test_xfer [portdown|qperr|ackdrop]\n");
+		fprintf(stderr, "usage: test_xfer [portdown|qperr|ackdrop|cutlink]\n");
 		return 2;
 	}
 	return cmocka_run_group_tests_name("xfer", tests, setup, teardown);

@@ -3,8 +3,10 @@
 # softverbs (the library and sv-mkview from softverbs/), no root, no network namespace. The fault
 # groups run the same binary once per softverbs fault setting, which the library reads when it
 # is loaded: a port of the sender's or of the receiver's device going down mid-stream
-# (SOFTVERBS_PORT_DOWN, 1 s after load), every QP breaking (SOFTVERBS_QP_ERR_AFTER), and the
-# acknowledgements of a delivered part lost (SOFTVERBS_DROP_ACK: exactly once after failover).
+# (SOFTVERBS_PORT_DOWN, 1 s after load), every QP breaking (SOFTVERBS_QP_ERR_AFTER), the
+# acknowledgements of a delivered part lost (SOFTVERBS_DROP_ACK: exactly once after failover),
+# and every QP's link dying 3 s after load with both comms alive (SOFTVERBS_CUT_LINK: the
+# keepalive probes, RAILNET_KEEPALIVE_MS).
 # Included from test/CMakeLists.txt.
 rn_add_test(NAME test_xfer SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_xfer.c
 	LABELS unit softverbs xfer TIMEOUT 120)
@@ -12,7 +14,8 @@ foreach(entry
 		"portdown|portdown|SOFTVERBS_PORT_DOWN=svdev0:1:1000"
 		"portdown_recv|portdown|SOFTVERBS_PORT_DOWN=svdev1:2:1000"
 		"qperr|qperr|SOFTVERBS_QP_ERR_AFTER=40"
-		"ackdrop|ackdrop|SOFTVERBS_DROP_ACK=1")
+		"ackdrop|ackdrop|SOFTVERBS_DROP_ACK=1"
+		"cutlink|cutlink|SOFTVERBS_CUT_LINK=3000")
 	string(REPLACE "|" ";" f "${entry}")
 	list(GET f 0 name)
 	list(GET f 1 group)
