@@ -1,15 +1,21 @@
 # SPDX-License-Identifier: Apache-2.0
-# Front door over CMake/CTest. Targets: all (default), run, test, lint, docs, bench, clean,
-# softverbs (the userspace RDMA fabric alone: softverbs/README.md).
+# Front door over CMake/CTest. Targets: all (default), run, test, lint, docs, bench, fuzz,
+# clean, softverbs (the userspace RDMA fabric alone: softverbs/README.md).
 #   make SANITIZER=address|undefined|thread|address,undefined   sanitizer build (own build dir)
 #   make CC=clang                                                 clang build (own build dir)
 #   make V=1                                                      show compiler command lines
 #   make WERROR=1                                                 -Werror (CI sets it)
+#   make fuzz FUZZ_TIME=600 FUZZ_TARGETS="fuzz_wire ..."          libFuzzer sessions in a clang
+#       build (FUZZ_BUILD, default build-clang): each target FUZZ_TIME seconds (default 600; all
+#       targets by default), new inputs merged into test/fuzz/corpus/<dir>/ with -merge=1, a
+#       failing input kept in test/fuzz/regress/<dir>/ (test/fuzz/fuzz.sh grow)
 
 CC        ?= cc
 SANITIZER ?=
 WERROR    ?= $(if $(filter true,$(CI)),1,0)
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
+FUZZ_TIME ?= 600
+FUZZ_TARGETS ?=
 
 comma := ,
 ccname := $(notdir $(firstword $(CC)))
@@ -20,6 +26,7 @@ BUILD ?= build
 else
 BUILD ?= build-$(ccname)$(if $(SANITIZER),-$(subst $(comma),-,$(SANITIZER)))
 endif
+FUZZ_BUILD ?= build-clang$(if $(SANITIZER),-$(subst $(comma),-,$(SANITIZER)))
 
 ifeq ($(V),1)
 VERBOSE_FLAG := --verbose
@@ -27,8 +34,10 @@ endif
 
 CMAKE_ARGS := -DCMAKE_C_COMPILER=$(CC) -DSANITIZER=$(SANITIZER) \
 	-DRAILNET_WERROR=$(if $(filter 1,$(WERROR)),ON,OFF)
+FUZZ_CMAKE_ARGS := -DCMAKE_C_COMPILER=clang -DSANITIZER=$(SANITIZER) \
+	-DRAILNET_WERROR=$(if $(filter 1,$(WERROR)),ON,OFF)
 
-.PHONY: all configure deps softverbs test run lint docs bench plot clean
+.PHONY: all configure deps softverbs test run lint docs bench plot fuzz clean
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS) $(VERBOSE_FLAG)
@@ -58,6 +67,11 @@ docs: all
 
 bench: all
 	BUILD=$(BUILD) ./bench/run.sh
+
+fuzz: deps
+	@cmake -S . -B $(FUZZ_BUILD) $(FUZZ_CMAKE_ARGS) >/dev/null
+	cmake --build $(FUZZ_BUILD) --target fuzzers -j $(JOBS) $(VERBOSE_FLAG)
+	FUZZ_TIME=$(FUZZ_TIME) ./test/fuzz/fuzz.sh grow $(FUZZ_BUILD) $(FUZZ_TARGETS)
 
 plot:
 	./bench/railnet-bench/plot.sh $(or $(PNG),busbw.png) $(FILES)

@@ -17,15 +17,15 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define RN_DRIVER_MAX_INPUT 8192
-#define RN_DRIVER_MAX_FILES 1024
 
 struct rn_input {
 	uint8_t *data;
 	size_t size;
 };
 
-static struct rn_input rn_corpus[RN_DRIVER_MAX_FILES];
-static size_t rn_ncorpus;
+/* the corpus and regression inputs given; grows as `make fuzz` grows the corpus */
+static struct rn_input *rn_corpus;
+static size_t rn_ncorpus, rn_corpus_cap;
 
 static uint64_t rn_rng_state;
 
@@ -44,9 +44,16 @@ static int rn_load_file(const char *path)
 	size_t n;
 	FILE *f;
 
-	if (rn_ncorpus == RN_DRIVER_MAX_FILES) {
-		fprintf(stderr, "driver: more than %d corpus files\n", RN_DRIVER_MAX_FILES);
-		return -1;
+	if (rn_ncorpus == rn_corpus_cap) {
+		size_t cap = rn_corpus_cap ? 2 * rn_corpus_cap : 256;
+		struct rn_input *c = realloc(rn_corpus, cap * sizeof(*c));
+
+		if (!c) {
+			fprintf(stderr, "driver: no memory for %zu corpus files\n", cap);
+			return -1;
+		}
+		rn_corpus = c;
+		rn_corpus_cap = cap;
 	}
 	f = fopen(path, "rb");
 	if (!f) {
@@ -194,5 +201,6 @@ int main(int argc, char **argv)
 	printf("driver: %zu corpus inputs and %lu generated inputs ran\n", rn_ncorpus, iterations);
 	for (i = 0; i < rn_ncorpus; i++)
 		free(rn_corpus[i].data);
+	free(rn_corpus);
 	return 0;
 }

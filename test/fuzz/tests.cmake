@@ -1,17 +1,26 @@
 # SPDX-License-Identifier: Apache-2.0
-# Fuzz targets. Each target is one file defining LLVMFuzzerTestOneInput plus a seed corpus
-# directory, added with one rn_add_fuzz() call below. Every target gets:
-#  - <name>_driver, any compiler: test/fuzz/driver.c runs the corpus and a fixed number of
-#    pseudo-random and mutated inputs; registered in CTest as <name> (label fuzz), so gcc CI
-#    exercises it too;
+# Fuzz targets. Each target fuzz_<dir> is one file defining LLVMFuzzerTestOneInput plus its
+# committed corpus, test/fuzz/corpus/<dir>/, added with one rn_add_fuzz() call below; inputs
+# that once made it fail are kept in test/fuzz/regress/<dir>/ (regress/README.md). Every
+# target gets:
+#  - <name>_driver, any compiler: test/fuzz/driver.c runs the corpus, the regression inputs
+#    and a fixed number of pseudo-random and mutated inputs; registered in CTest as <name>
+#    (label fuzz), so gcc CI exercises it too;
 #  - <name>_libfuzzer, clang only: the same file with -fsanitize=fuzzer (plus address and
 #    undefined unless SANITIZER is set), with the parser sources compiled in so that
-#    libFuzzer sees their coverage; CTest runs it briefly as <name>_libfuzzer. Long runs by
-#    hand: build/test/<name>_libfuzzer -max_total_time=600 NEWDIR test/fuzz/corpus/<dir>
+#    libFuzzer sees their coverage; CTest runs it briefly as <name>_libfuzzer over the corpus
+#    and the regression inputs, with a fixed seed so that a failure is reproducible. The
+#    target `fuzzers` builds them all. Long runs that grow the corpus: `make fuzz`
+#    (test/fuzz/fuzz.sh grow); CI's short run under a new seed each time: fuzz.sh ci.
 set(RN_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
+# a new regress/<dir>/ is picked up by the next build (the directory's time changes)
+if(IS_DIRECTORY ${RN_FUZZ_DIR}/regress)
+	set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${RN_FUZZ_DIR}/regress)
+endif()
 
-# rn_add_fuzz(NAME name SOURCE file.c CORPUS dir CORE_SOURCES src/a.c ...
+# rn_add_fuzz(NAME fuzz_<dir> SOURCE file.c CORPUS .../corpus/<dir> CORE_SOURCES src/a.c ...
 #             [LIBS lib ...] [DEPENDS target ...] [ITERATIONS n] [RUNS n])
+#   The name and the corpus directory go together (test/fuzz/fuzz.sh finds one from the other).
 #   CORE_SOURCES: the railnet sources the target exercises (compiled into the libFuzzer binary
 #   with coverage; the driver links railnet_core instead). LIBS: libraries both binaries link
 #   besides (their include directories come along; a library whose sources are also in
@@ -28,6 +37,15 @@ function(rn_add_fuzz)
 	if(NOT F_RUNS)
 		set(F_RUNS 20000)
 	endif()
+	get_filename_component(dir ${F_CORPUS} NAME)
+	if(NOT F_NAME STREQUAL "fuzz_${dir}")
+		message(FATAL_ERROR "rn_add_fuzz: ${F_NAME}: the corpus of fuzz_<dir> is "
+			"corpus/<dir>, not ${F_CORPUS}")
+	endif()
+	set(inputs ${F_CORPUS})
+	if(IS_DIRECTORY ${RN_FUZZ_DIR}/regress/${dir})
+		list(APPEND inputs ${RN_FUZZ_DIR}/regress/${dir})
+	endif()
 
 	add_executable(${F_NAME}_driver ${F_SOURCE} ${RN_FUZZ_DIR}/driver.c)
 	target_link_libraries(${F_NAME}_driver PRIVATE railnet_core ${F_LIBS})
@@ -36,7 +54,7 @@ function(rn_add_fuzz)
 	endif()
 	set_target_properties(${F_NAME}_driver PROPERTIES
 		RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/test)
-	add_test(NAME ${F_NAME} COMMAND ${F_NAME}_driver --iterations ${F_ITERATIONS} ${F_CORPUS})
+	add_test(NAME ${F_NAME} COMMAND ${F_NAME}_driver --iterations ${F_ITERATIONS} ${inputs})
 	set_tests_properties(${F_NAME} PROPERTIES LABELS fuzz TIMEOUT 300
 		ENVIRONMENT "${RN_TEST_ENV}")
 
@@ -56,11 +74,13 @@ function(rn_add_fuzz)
 		endif()
 		set_target_properties(${F_NAME}_libfuzzer PROPERTIES
 			RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/test)
+		set_property(GLOBAL APPEND PROPERTY RN_FUZZERS ${F_NAME}_libfuzzer)
 		# New inputs go to a scratch directory in the build tree, never into the sources.
+		# The seed is fixed: only fuzz.sh ci varies it.
 		set(work ${CMAKE_CURRENT_BINARY_DIR}/fuzz/${F_NAME}.corpus)
 		file(MAKE_DIRECTORY ${work})
 		add_test(NAME ${F_NAME}_libfuzzer COMMAND ${F_NAME}_libfuzzer -runs=${F_RUNS}
-			-seed=1 -max_len=4096 ${work} ${F_CORPUS})
+			-seed=1 -max_len=4096 ${work} ${inputs})
 		set_tests_properties(${F_NAME}_libfuzzer PROPERTIES LABELS fuzz TIMEOUT 300
 			ENVIRONMENT "${RN_TEST_ENV}")
 	endif()
@@ -118,3 +138,9 @@ rn_add_fuzz(NAME fuzz_doctor_args SOURCE ${RN_FUZZ_DIR}/fuzz_doctor_args.c
 rn_add_fuzz(NAME fuzz_peer SOURCE ${RN_FUZZ_DIR}/fuzz_peer.c CORPUS ${RN_FUZZ_DIR}/corpus/peer
 	CORE_SOURCES ${CMAKE_SOURCE_DIR}/src/xfer.c
 	LIBS rn_testsupport DEPENDS softverbs-lib sv-mkview ITERATIONS 300 RUNS 500)
+
+# every libFuzzer binary, for `make fuzz`
+get_property(rn_fuzzers GLOBAL PROPERTY RN_FUZZERS)
+if(rn_fuzzers)
+	add_custom_target(fuzzers DEPENDS ${rn_fuzzers})
+endif()
