@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # railnet-doctor's human output, field by field, on the seed cluster's pods judged from outside
-# with --ifaddrs (no root or netns needed), plus its usage errors and exit codes.
+# with --ifaddrs (no root or netns needed), plus its usage errors and exit codes: the
+# Environment section, the rail line, every "left out" kind (softverbs fault knobs, a spec port
+# with state=down, and the fake libibverbs of test/unit for what softverbs cannot report),
+# --time, and a libibverbs that cannot be loaded.
 # Usage: doctor_text.sh BUILD_DIR SOURCE_DIR
 set -u
 B=$1 S=$2
@@ -9,10 +12,14 @@ FAB=$B/bin/softverbs-fabric DOC=$B/bin/railnet-doctor LIB=$B/softverbs/libibverb
 W=$(mktemp -d /tmp/rn-doctor.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 fail=0
-doc() { # fixture node pod -> runs the doctor on the view, output in $W/out, exit in $rc
-	local v=$W/$1/$2/$3/view; shift 3
-	env RAILNET_SYSFS_ROOT="$v" SOFTVERBS_VIEW="$v" RAILNET_IBVERBS_LIB="$LIB" "$@" \
-		"$DOC" --ifaddrs "$v/softverbs/ifaddrs" >"$W/out" 2>"$W/err"
+# doc FIXTURE NODE POD [ENV...] [-- ARG...]: the doctor on the view, output in $W/out and
+# $W/err, exit in $rc
+doc() {
+	local v=$W/$1/$2/$3/view vars=(); shift 3
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do vars+=("$1"); shift; done
+	[ $# -gt 0 ] && shift
+	env RAILNET_SYSFS_ROOT="$v" SOFTVERBS_VIEW="$v" RAILNET_IBVERBS_LIB="$LIB" ${vars[@]+"${vars[@]}"} \
+		"$DOC" --ifaddrs "$v/softverbs/ifaddrs" "$@" >"$W/out" 2>"$W/err"
 	rc=$?
 }
 expect() { # exit-code then lines that must appear (grep -F)
@@ -22,10 +29,28 @@ expect() { # exit-code then lines that must appear (grep -F)
 		grep -qF -- "$l" "$W/out" || { echo "FAIL: '$l' missing ($ctx)"; cat "$W/out"; fail=1; }
 	done
 }
+expect_line() { # whole lines that must appear in $W/out (grep -xF)
+	for l in "$@"; do
+		grep -qxF -- "$l" "$W/out" || { echo "FAIL: line '$l' missing ($ctx)"; cat "$W/out"; fail=1; }
+	done
+}
+expect_err() { # text that must appear on stderr
+	for l in "$@"; do
+		grep -qF -- "$l" "$W/err" || { echo "FAIL: '$l' not on stderr ($ctx)"; cat "$W/err"; fail=1; }
+	done
+}
+expect_not() { # text that must not appear in $W/out
+	for l in "$@"; do
+		! grep -qF -- "$l" "$W/out" || { echo "FAIL: '$l' present ($ctx)"; cat "$W/out"; fail=1; }
+	done
+}
 for fx in seeds-b4 seeds-b4-aligned linklocal-only; do
 	"$FAB" build "$S/test/fixtures/$fx.spec" "$W/$fx" >/dev/null || exit 1
 done
+: >"$W/empty"
+ver=$(sed -n 's/^project(railnet VERSION \([0-9.]*\).*/\1/p' "$S/CMakeLists.txt")
 ctx=seeds-b4/train-0; doc seeds-b4 n1 train-0
+[ "$(head -1 "$W/out")" = "railnet-doctor $ver" ] || { echo "FAIL: first line is not 'railnet-doctor $ver'"; fail=1; }
 expect 0 "Ports (16 usable of 16 device(s) listed)" \
 	"mlx5_0 port 1: Ethernet (RoCE), ACTIVE, 100000 Mbps, MTU 4096, pkey 0xffff, numa 0, root 0000:00:01.1" \
 	"gid   5 0000:0000:0000:0000:0000:ffff:0ae0:ff01 RoCE v2 10.224.255.1 on net1" \
@@ -50,13 +75,153 @@ expect 1 "mlx5_0 port 1 [no-usable-gid]: no usable RoCE v2 IPv4 GID among 16 ent
 	"problem no usable RDMA port: NCCL would not use railnet" "Verdict: PROBLEMS"
 ctx=bad-env; doc seeds-b4 n1 train-0 NCCL_IB_HCA=mlx5_0:0x
 expect 1
+
+# ---- Environment: the verbs library, the sysfs root, the memlock limit, the effective
+# capabilities (CapEff and the names railnet cares about) and every NCCL_*/RAILNET_* variable
+# set, in environment order; decoys that only look alike are not listed
+ctx=environment; v=$W/seeds-b4/n1/train-0/view
+kb=1024
+hard=$(ulimit -H -l)
+[ "$hard" != unlimited ] && [ "$hard" -lt "$kb" ] && kb=$hard
+vars=(RAILNET_SYSFS_ROOT="$v" SOFTVERBS_VIEW="$v" RAILNET_IBVERBS_LIB="$LIB" NCCL_IB_TIMEOUT=22
+	RAILNET_MERGE=ports NCCLX_DECOY=1 MY_RAILNET_DECOY=1 RAILNETX=1)
+(ulimit -S -l "$kb" && env "${vars[@]}" "$DOC" --ifaddrs "$v/softverbs/ifaddrs" >"$W/out" 2>"$W/err")
+rc=$?
+want_vars="  variables       "
+while IFS= read -r e; do want_vars+=" $e"; done < <(env "${vars[@]}" env | grep -E '^(NCCL|RAILNET)_')
+capeff=$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status) # a sibling: the same credentials
+want_caps="  capabilities     CapEff=$capeff"
+for c in 12:CAP_NET_ADMIN 13:CAP_NET_RAW 14:CAP_IPC_LOCK 21:CAP_SYS_ADMIN 38:CAP_PERFMON; do
+	(((0x$capeff >> ${c%%:*}) & 1)) && want_caps+=" ${c#*:}"
+done
+expect 0 "Environment"
+expect_line "  verbs library    $LIB" "  sysfs root       $v" "  ib_core netns    shared" \
+	"  memlock          $((kb * 1024)) bytes" "$want_caps" "$want_vars"
+for l in " NCCL_IB_TIMEOUT=22" " RAILNET_MERGE=ports" " RAILNET_SYSFS_ROOT=$v"; do
+	grep -F -- "$want_vars" "$W/out" | grep -qF -- "$l" || { echo "FAIL: '$l' not among the variables"; fail=1; }
+done
+expect_not "DECOY" "RAILNETX" "SOFTVERBS_VIEW="
+# a limit below 64 MiB is a problem only without CAP_IPC_LOCK
+if (((0x$capeff >> 14) & 1)); then
+	expect_not "memlock limit is"
+else
+	expect "problem memlock limit is $((kb * 1024)) bytes: RDMA memory registration would fail"
+fi
+ctx=environment-unlimited
+if (ulimit -l unlimited) 2>/dev/null; then
+	(ulimit -l unlimited && doc seeds-b4 n1 train-0; exit "$rc"); rc=$?
+	expect 0 "Verdict: FIT"; expect_line "  memlock          unlimited"
+else
+	echo "note: memlock cannot be raised to unlimited here (hard limit $hard KiB): 'memlock unlimited' not checked"
+fi
+
+# ---- the rail line: the id and subnet of the port's GID; NCCL_IB_HCA's rail and plane; or
+# undefined, with why (netmask unknown: --ifaddrs without prefixes; one subnet for all ports)
+ctx=rail/subnet; doc seeds-b4 n1 train-0
+expect 0 "    rail  2784 (10.224.0.0/16: the subnet of the port's GID)" \
+	"    rail  2799 (10.239.0.0/16: the subnet of the port's GID)"
+[ "$(grep -c "^    rail  " "$W/out")" = 16 ] || { echo "FAIL: not 16 rail lines"; fail=1; }
+expect_not "    plane "
+ctx=rail/hca; doc seeds-b4 n1 train-0 NCCL_IB_HCA==mlx5_0:1:4:2,mlx5_1:1
+expect 0 "Ports (2 usable of 16 device(s) listed)" "    rail  4 (NCCL_IB_HCA: given by NCCL_IB_HCA)" \
+	"    plane 2 (given by NCCL_IB_HCA)" "    rail  2785 (10.225.0.0/16: the subnet of the port's GID)"
+[ "$(grep -c "^    plane " "$W/out")" = 1 ] || { echo "FAIL: a plane without NCCL_IB_HCA's"; fail=1; }
+ifa=$W/seeds-b4/n1/train-0/view/softverbs/ifaddrs
+ctx=rail/no-netmask; sed 's#/[0-9]*$##' "$ifa" >"$W/ifa-noprefix"
+doc seeds-b4 n1 train-0 -- --ifaddrs "$W/ifa-noprefix"
+expect 0 "    rail  undefined (the netmask of the GID's address is unknown)"
+[ "$(grep -c "^    rail  undefined" "$W/out")" = 16 ] || { echo "FAIL: not 16 undefined rails"; fail=1; }
+ctx=rail/one-subnet; sed 's#/16$#/8#' "$ifa" >"$W/ifa-slash8"
+doc seeds-b4 n1 train-0 -- --ifaddrs "$W/ifa-slash8"
+expect 0 "    rail  undefined (every port of this pod is in the same subnet, so the subnet does not tell rails apart (set NCCL_IB_HCA=dev:port:rail))"
+[ "$(grep -c "^    rail  undefined" "$W/out")" = 16 ] || { echo "FAIL: not 16 undefined rails"; fail=1; }
+
+# ---- left out: cannot-open, query-failed (device and port), port-down, link-layer,
+# no-usable-port; each a problem, with why (and fix where there is one)
+ctx=left-out/cannot-open; doc seeds-b4 n1 train-0 SOFTVERBS_FAIL=ibv_open_device:1:EACCES
+expect 1 "Ports (15 usable of 16 device(s) listed)" "Left out (1)" \
+	"  mlx5_0 [cannot-open]: cannot open (Permission denied)" \
+	"    fix   the pod must be given the device (RDMA device plugin resource) so that its /dev/infiniband/uverbs* node is accessible" \
+	"  problem mlx5_0: cannot open (Permission denied)" "Verdict: PROBLEMS"
+ctx=left-out/query-device; doc seeds-b4 n1 train-0 SOFTVERBS_FAIL=ibv_query_device:1:EIO
+expect 1 "Ports (15 usable of 16 device(s) listed)" \
+	"  mlx5_0 [query-failed]: query_device failed (Input/output error)" \
+	"  problem mlx5_0: query_device failed (Input/output error)"
+ctx=left-out/query-port; doc seeds-b4 n1 train-0 SOFTVERBS_FAIL=ibv_query_port:1:EIO
+expect 1 "Ports (15 usable of 16 device(s) listed)" \
+	"  mlx5_0 port 1 [query-failed]: query_port failed (Input/output error)" \
+	"  problem mlx5_0 port 1: query_port failed (Input/output error)"
+# a port whose link is down (the spec's state=down: the view's ports/1/state reads "1: DOWN")
+cat >"$W/down.spec" <<'SPEC'
+rail r0 subnet=10.224.0.0/16
+rail r1 subnet=10.225.0.0/16
+node n1
+	numa 0 cpus=0-7 memory_gb=64
+	root r0 port=0000:00:01.1 numa=0
+	nic mlx5_0 pci=0000:0c:00.0 root=r0 guid=b8ce:f603:00a1:2b00
+		port 1 link=Ethernet rate=100 netdev=rdma0 rail=r0 addr=10.224.0.1
+	nic mlx5_1 pci=0000:0c:00.1 root=r0 guid=b8ce:f603:00a1:2b01
+		port 1 link=Ethernet rate=100 netdev=rdma1 rail=r1 addr=10.225.0.1 state=down
+	pod pod-a nics=mlx5_0,mlx5_1
+		iface net1 type=ipvlan parent=rdma0 addr=10.224.255.1
+		iface net2 type=ipvlan parent=rdma1 addr=10.225.255.1
+SPEC
+"$FAB" build "$W/down.spec" "$W/down" >/dev/null || { echo "FAIL: build down.spec"; exit 1; }
+ctx=left-out/port-down; doc down n1 pod-a
+expect 1 "Ports (1 usable of 2 device(s) listed)" "  mlx5_0 port 1: Ethernet (RoCE), ACTIVE" \
+	"  mlx5_1 port 1 [port-down]: port state 1 is not ACTIVE" \
+	"    fix   check the link (cable, switch port, \`ibv_devinfo\`)" \
+	"  problem mlx5_1 port 1: port state 1 is not ACTIVE"
+# what softverbs cannot report (it skips such devices): the fake libibverbs of test/unit
+# (test/unit/fake_verbs_lib.c), whose one device fake0 has FAKE_VERBS_PORTS ports of
+# FAKE_VERBS_LINK_LAYER (0: IBV_LINK_LAYER_UNSPECIFIED)
+fake=$B/test/fake/libfake_verbs_opt.so
+ctx=left-out/link-layer
+env RAILNET_IBVERBS_LIB="$fake" FAKE_VERBS_LINK_LAYER=0 "$DOC" --ifaddrs "$W/empty" >"$W/out" 2>"$W/err"
+rc=$?
+expect 1 "Ports (0 usable of 1 device(s) listed)" "Left out (2)" \
+	"  fake0 port 1 [link-layer]: link layer 0 is neither InfiniBand nor Ethernet" \
+	"  fake0 port 2 [link-layer]: link layer 0 is neither InfiniBand nor Ethernet" \
+	"  problem fake0 port 1: link layer 0 is neither InfiniBand nor Ethernet" \
+	"  problem no usable RDMA port: NCCL would not use railnet"
+ctx=left-out/no-usable-port
+env RAILNET_IBVERBS_LIB="$fake" FAKE_VERBS_PORTS=0 "$DOC" --ifaddrs "$W/empty" >"$W/out" 2>"$W/err"
+rc=$?
+expect 1 "Ports (0 usable of 1 device(s) listed)" "Left out (1)" \
+	"  fake0 [no-usable-port]: the device has no port" "  problem fake0: the device has no port"
+
+# ---- --time N: discovery with GID choice N times, min <= median <= max, exit 0 even where the
+# pod has problems (it judges nothing)
+ctx="time"; doc seeds-b4 n1 train-0 -- --time 3
+expect 0 "init: libibverbs load " "; discovery + GID choice of 16 port(s): min "
+t=$(sed -n 's/.*: min \([0-9.]*\) ms, median \([0-9.]*\) ms, max \([0-9.]*\) ms over 3 runs$/\1 \2 \3/p' "$W/out")
+awk 'NF == 3 && $1 <= $2 && $2 <= $3 { ok = 1 } END { exit !ok }' <<<"$t" ||
+	{ echo "FAIL: no min <= median <= max over 3 runs ($ctx)"; cat "$W/out"; fail=1; }
+[ "$(wc -l <"$W/out")" = 1 ] || { echo "FAIL: --time printed more than its line"; cat "$W/out"; fail=1; }
+ctx=time-problems; doc linklocal-only n1 pod-ll -- --time 2
+expect 0 "discovery + GID choice of 0 port(s): min " " over 2 runs"
+
+# ---- libibverbs cannot be loaded: exit 1 and one line naming the library, text, --json and
+# --time alike; nothing on stdout claims the pod is fit
+for mode in text --json --time; do
+	ctx=no-libibverbs/$mode
+	args=(--ifaddrs "$W/seeds-b4/n1/train-0/view/softverbs/ifaddrs")
+	[ "$mode" = --json ] && args+=(--json)
+	[ "$mode" = --time ] && args+=(--time 2)
+	env RAILNET_IBVERBS_LIB=/nonexistent/libibverbs.so.1 "$DOC" "${args[@]}" >"$W/out" 2>"$W/err"
+	rc=$?
+	expect 1
+	expect_err "/nonexistent/libibverbs.so.1" "railnet-doctor: cannot load libibverbs"
+	expect_not '"fit":true' "Verdict: FIT" "discovery + GID choice"
+done
 ctx=usage; "$DOC" --bogus >/dev/null 2>&1; rc=$?; expect 2
 ctx=usage-arg; "$DOC" extra >/dev/null 2>&1; rc=$?; expect 2
 ctx=usage-time; "$DOC" --time 0 >/dev/null 2>&1; rc=$?; expect 2
-ctx=help; "$DOC" --help >"$W/out"; rc=$?; expect 0 "usage: railnet-doctor" "--json"
+ctx=help; "$DOC" --help >"$W/out"; rc=$?; expect 0 "usage: railnet-doctor" "--json" \
+	"min, median and max time, then exit 0"
 ctx=ifaddrs-missing; "$DOC" --ifaddrs /nonexistent >/dev/null 2>&1; rc=$?; expect 2
 # an empty address list is a pod with no rail address, not "use the doctor's own namespace"
-ctx=ifaddrs-empty; v=$W/seeds-b4/n1/train-0/view; : >"$W/empty"
+ctx=ifaddrs-empty; v=$W/seeds-b4/n1/train-0/view
 env RAILNET_SYSFS_ROOT="$v" SOFTVERBS_VIEW="$v" RAILNET_IBVERBS_LIB="$LIB" \
 	"$DOC" --ifaddrs "$W/empty" >"$W/out" 2>"$W/err"
 rc=$?

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /* softverbs fixtures shared by the verbs-level tests; see rn_test_sv.h. */
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "railnet/verbs.h"
@@ -65,6 +67,47 @@ int rn_test_sv_mkview(const char *tag, int ndev, int nport, int gbps, char *dir,
 	snprintf(cmd, sizeof(cmd), "'%s/bin/sv-mkview' '%s' %d %d %d", rn_test_build_dir(), dir,
 		 ndev, nport, gbps);
 	return system(cmd) ? -1 : 0;
+}
+
+static int rn_sv_write(const char *dir, const char *rel, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	f = fopen(path, "we");
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f) ? -1 : 0;
+}
+
+int rn_test_sv_mkview_lo(const char *tag, int nport, const char *pci, char *dir, size_t len)
+{
+	char rel[256], path[768], link[768], cmd[1024];
+
+	if (rn_test_sv_mkview(tag, 1, nport, 100, dir, len))
+		return -1;
+	for (int p = 1; p <= nport; p++) {
+		snprintf(rel, sizeof(rel), "class/infiniband/svdev0/ports/%d/gids/1", p);
+		if (rn_sv_write(dir, rel, "0000:0000:0000:0000:0000:ffff:7f00:0001\n"))
+			return -1;
+		snprintf(path, sizeof(path), "%s/class/infiniband/svdev0/ports/%d/gid_attrs/ndevs",
+			 dir, p);
+		if (mkdir(path, 0755) && errno != EEXIST)
+			return -1;
+		snprintf(rel, sizeof(rel), "class/infiniband/svdev0/ports/%d/gid_attrs/ndevs/1", p);
+		if (rn_sv_write(dir, rel, "lo\n"))
+			return -1;
+	}
+	if (!pci)
+		return 0;
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/devices/%s'", dir, pci);
+	if (system(cmd))
+		return -1;
+	snprintf(path, sizeof(path), "%s/devices/%s", dir, pci);
+	snprintf(link, sizeof(link), "%s/class/infiniband/svdev0/device", dir);
+	return symlink(path, link) ? -1 : 0;
 }
 
 int rn_test_sv_open(const char *dir, int ndev, struct ibv_context **ctx)

@@ -24,6 +24,15 @@ int rn_test_count_fds(void);
 int rn_test_sv_mkview(const char *tag, int ndev, int nport, int gbps, char *dir, size_t len);
 
 /*
+ * rn_test_sv_mkview with one device, svdev0, of nport ports whose GID 1 is RoCE v2
+ * ::ffff:127.0.0.1 on lo: ports railnet's discovery keeps in any network namespace (no root).
+ * pci, when not NULL, is a sysfs PCI path below the view ("pci0000:00/0000:00:01.1/
+ * 0000:0c:00.0"): the directory is made and class/infiniband/svdev0/device points at it, so
+ * the ports have a PCI path and a PCIe root. Returns 0 or -1.
+ */
+int rn_test_sv_mkview_lo(const char *tag, int nport, const char *pci, char *dir, size_t len);
+
+/*
  * SOFTVERBS_VIEW=dir, softverbs loaded with rn_verbs_load, svdev0..ndev-1 opened into
  * ctx[0..ndev-1]. Returns 0 or -1. rn_test_sv_close undoes it.
  */

@@ -5,7 +5,9 @@
 # aligned (8 virtual devices of port pairs, none across roots), the misaligned jobs (job 1:
 # only rdma4,5,6 with GPUDirect; job 2: only rdma0,2,3), the aligned allocation (all 8), the
 # 4-GPU/16-PF pod Topology Manager `restricted` rejects; then no GDR, GPUs unknown, GPUs from
-# NVIDIA_VISIBLE_DEVICES, an unplaceable GPU and a missing topology.
+# NVIDIA_VISIBLE_DEVICES, GPUs from the CUDA driver (fake libcuda.so.1 builds of
+# test/topo/fake_cuda.c) when the topology is this machine's, verdicts no-gpu and no-rail, an
+# unplaceable GPU and a missing topology. Every JSON document: "schema": 1 and the version.
 # Usage: doctor_align.sh BUILD_DIR SOURCE_DIR
 set -u
 B=$1 S=$2
@@ -14,11 +16,12 @@ for f in "$FAB" "$DOC" "$LIB"; do
 	[ -e "$f" ] || { echo "FAIL: $f is not built"; exit 1; }
 done
 command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
+ver=$(sed -n 's/^project(railnet VERSION \([0-9.]*\).*/\1/p' "$S/CMakeLists.txt")
 W=$(mktemp -d /tmp/rn-align.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 fail=0
 
-for fx in seeds-b4 seeds-b4-misaligned seeds-b4-aligned seeds-b4-4gpu16pf; do
+for fx in seeds-b4 seeds-b4-misaligned seeds-b4-aligned seeds-b4-4gpu16pf leaky; do
 	"$FAB" build "$S/test/fixtures/$fx.spec" "$W/$fx" >/dev/null || { echo "FAIL: build $fx"; exit 1; }
 done
 
@@ -59,6 +62,7 @@ d = json.load(open(sys.argv[1]))
 a = d["alignment"]
 probs = " | ".join(p["what"] + " FIX " + (p["fix"] or "") for p in d["problems"])
 assert d["fit"] == (not d["problems"]), d["verdict"]
+assert d["schema"] == 1 and d["version"] == "$ver", (d["schema"], d["version"])
 $py
 PY
 	then echo "FAIL: $ctx"; fail=1; else echo "ok: $ctx"; fi
@@ -184,6 +188,92 @@ assert a['gpu_source'] == 'every GPU of the topology'"
 ctx=nvidia-visible; doc seeds-b4-misaligned n1 job1-0 json --no-gpus NVIDIA_VISIBLE_DEVICES=2,3,4,5
 expect_json 1 "
 assert a['gpus_known'] and a['gpudirect'] == $(pyl 4 5 6) and a['verdict'] == 'misaligned'"
+# ---- no --gpus, and the topology is this machine's (RAILNET_TOPO_XML unset; hwloc reads the
+# node's topo.xml through HWLOC_XMLFILE as it would read this machine): the GPUs are what the
+# CUDA driver enumerates (a fake libcuda.so.1 found through LD_LIBRARY_PATH; its GPUs are
+# FAKE_CUDA_BUSIDS, its calls recorded in FAKE_CUDA_MARK), in the driver's order, and
+# NVIDIA_VISIBLE_DEVICES no longer counts
+for v in good old; do
+	mkdir -p "$W/cuda-$v" && ln -sf "$B/test/fake-cuda/libfake_cuda_$v.so" "$W/cuda-$v/libcuda.so.1"
+done
+hostdoc() { # DRIVER FIXTURE NODE POD [ENV...]: --json, no --gpus, no RAILNET_TOPO_XML
+	local cuda=$W/cuda-$1 v=$W/$2/$3/$4/view topo=$W/$2/$3/topo.xml; shift 4
+	rm -f "$W/cuda-mark"
+	env -u RAILNET_TOPO_XML -u NVIDIA_VISIBLE_DEVICES -u CUDA_VISIBLE_DEVICES \
+		RAILNET_SYSFS_ROOT="$v" SOFTVERBS_VIEW="$v" RAILNET_IBVERBS_LIB="$LIB" \
+		HWLOC_XMLFILE="$topo" LD_LIBRARY_PATH="$cuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+		FAKE_CUDA_MARK="$W/cuda-mark" "$@" "$DOC" --json --ifaddrs "$v/softverbs/ifaddrs" \
+		>"$W/out" 2>"$W/err"
+	rc=$?
+}
+marks() { [ -e "$W/cuda-mark" ] && tr '\n' ' ' <"$W/cuda-mark"; }
+gpus=0000:92:00.0,0000:8d:00.0,0000:54:00.0,0000:51:00.0 # the reverse of bus-id order
+ctx="cuda-driver"; hostdoc good seeds-b4-misaligned n1 job1-0 FAKE_CUDA_BUSIDS=$gpus \
+	NVIDIA_VISIBLE_DEVICES=0,1
+expect_json 1 "
+assert a['topology'] == 'this machine' and a['topology_has_io'], a['topology']
+assert a['gpu_source'] == 'the CUDA driver' and a['gpus_known'], a['gpu_source']
+assert [(g['cuda_index'], g['bus_id']) for g in a['gpus']] == list(enumerate('$gpus'.split(','))), a['gpus']
+assert a['gpus'][2]['rails_on_root'] == $(pyl 4 5 6) and a['gpus'][0]['rails_on_root'] == []
+assert a['gpudirect'] == $(pyl 4 5 6) and a['verdict'] == 'misaligned', a['verdict']"
+[ "$(marks)" = "open cuInit " ] || { echo "FAIL: the CUDA driver was not asked ($ctx): $(marks)"; fail=1; }
+# a topology file (not this machine): the driver is never opened; *_VISIBLE_DEVICES decide
+ctx="cuda-driver/topology-file"; rm -f "$W/cuda-mark"
+doc seeds-b4-misaligned n1 job1-0 json --no-gpus NVIDIA_VISIBLE_DEVICES=2,3,4,5 \
+	LD_LIBRARY_PATH="$W/cuda-good${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" FAKE_CUDA_BUSIDS=$gpus \
+	FAKE_CUDA_MARK="$W/cuda-mark"
+expect_json 1 "
+assert a['gpu_source'].startswith('NVIDIA_VISIBLE_DEVICES=2,3,4,5'), a['gpu_source']
+assert [g['bus_id'] for g in a['gpus']] == ['0000:51:00.0', '0000:54:00.0', '0000:8d:00.0', '0000:92:00.0']"
+[ ! -e "$W/cuda-mark" ] || { echo "FAIL: the CUDA driver was opened ($ctx): $(marks)"; fail=1; }
+# a driver older than CUDA 11.0 counts as none: NVIDIA_VISIBLE_DEVICES decides
+ctx="cuda-driver/too-old"; hostdoc old seeds-b4-misaligned n1 job1-0 FAKE_CUDA_BUSIDS=$gpus \
+	NVIDIA_VISIBLE_DEVICES=2,3,4,5
+expect_json 1 "
+assert a['gpu_source'].startswith('NVIDIA_VISIBLE_DEVICES=2,3,4,5 '), a['gpu_source']
+assert [g['bus_id'] for g in a['gpus']] == sorted('$gpus'.split(',')), a['gpus']
+assert a['gpudirect'] == $(pyl 4 5 6) and a['verdict'] == 'misaligned', a['verdict']"
+[ "$(marks)" = "open " ] || { echo "FAIL: the old driver was initialised ($ctx): $(marks)"; fail=1; }
+
+# ---- verdict no-gpu: not a problem, even without GDR (exit 0, nothing about alignment)
+ctx=no-gpu/driver; hostdoc good seeds-b4-aligned n2 job1-1 FAKE_CUDA_BUSIDS=
+expect_json 0 "
+assert a['verdict'] == 'no-gpu' and a['gpus_known'] and a['gpus'] == [], a['verdict']
+assert not a['gdr']['available'] and d['problems'] == [] and a['fix'] is None"
+ctx=no-gpu/nvidia-none; doc seeds-b4-aligned n2 job1-1 text --no-gpus NVIDIA_VISIBLE_DEVICES=none
+expect_text 0 "alignment          no-gpu" "Verdict: FIT"
+ctx=no-gpu/topology; doc leaky n1 pod-a json --no-gpus NVIDIA_VISIBLE_DEVICES=all
+expect_json 0 "
+assert a['topology_has_io'] and a['gpus_known'] and a['verdict'] == 'no-gpu', a['verdict']
+assert len(d['ports']) == 1 and a['rails'][0]['device'] == 'mlx5_0' and not a['rails'][0]['gpudirect']"
+
+# ---- verdict no-rail: GPUs known, no usable port (an empty address list): the port problem
+# is reported, nothing about alignment or GDR (this node has no peer-memory module)
+: >"$W/empty"
+v=$W/seeds-b4-aligned/n2/job1-1/view
+list=$(sed -n "s/^export SOFTVERBS_GPUS='\(.*\)'$/\1/p" "$W/seeds-b4-aligned/n2/job1-1/env")
+for mode in json text; do
+	ctx=no-rail/$mode
+	args=(--ifaddrs "$W/empty" --gpus "$list")
+	[ "$mode" = json ] && args+=(--json)
+	env -u NVIDIA_VISIBLE_DEVICES -u CUDA_VISIBLE_DEVICES RAILNET_SYSFS_ROOT="$v" \
+		SOFTVERBS_VIEW="$v" RAILNET_IBVERBS_LIB="$LIB" \
+		RAILNET_TOPO_XML="$W/seeds-b4-aligned/n2/topo.xml" "$DOC" "${args[@]}" >"$W/out" 2>"$W/err"
+	rc=$?
+	if [ "$mode" = json ]; then
+		expect_json 1 "
+assert a['verdict'] == 'no-rail' and a['gpus_known'] and len(a['gpus']) == 4, a['verdict']
+assert d['ports'] == [] and a['rails'] == [] and len(d['dropped']) == 8 and not a['gdr']['available']
+assert 'no usable RDMA port' in probs and len(d['problems']) == len(d['dropped']) + 1, probs
+assert not any(w in probs for w in ('PCIe root', 'GPUDirect', 'busbw')), probs"
+	else
+		expect_text 1 "alignment          no-rail" \
+			"problem no usable RDMA port: NCCL would not use railnet"
+		! grep '^  problem' "$W/out" | grep -qE 'PCIe root|GPUDirect|busbw' ||
+			{ echo "FAIL: an alignment problem for no-rail"; cat "$W/out"; fail=1; }
+	fi
+done
+
 # ---- a GPU the topology cannot place: a WARN, the rest still judged
 ctx=unplaced-gpu
 v=$W/seeds-b4-misaligned/n1/job1-0/view

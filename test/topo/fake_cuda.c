@@ -3,7 +3,9 @@
  * A stand-in for libcuda.so.1, built in three variants (test/topo/tests.cmake): a good driver
  * (FAKE_CUDA_VERSION 12040), an old one (10020), and one without cuDeviceGetPCIBusId
  * (FAKE_CUDA_NO_BUSID). Its GPUs are the bus ids in FAKE_CUDA_BUSIDS (comma list, read on
- * every call); a "device pointer" is 0xd0000000000 + (ordinal << 32) + offset.
+ * every call); a "device pointer" is 0xd0000000000 + (ordinal << 32) + offset. When
+ * FAKE_CUDA_MARK names a file, the driver appends a line "open" to it when it is loaded and
+ * "cuInit" when cuInit is called: the tests' proof of whether anyone opened the driver.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +20,22 @@ int cuDeviceGetCount(int *n);
 int cuDeviceGet(int *dev, int ordinal);
 int cuDeviceGetPCIBusId(char *busid, int len, int dev);
 int cuPointerGetAttribute(void *data, int attr, uintptr_t ptr);
+
+static void mark(const char *what)
+{
+	const char *path = getenv("FAKE_CUDA_MARK");
+	FILE *f = path && *path ? fopen(path, "ae") : NULL;
+
+	if (f) {
+		fprintf(f, "%s\n", what);
+		fclose(f);
+	}
+}
+
+__attribute__((constructor)) static void fake_cuda_loaded(void)
+{
+	mark("open");
+}
 
 static int busid_of(int ordinal, char *out, size_t len)
 {
@@ -39,6 +57,7 @@ static int busid_of(int ordinal, char *out, size_t len)
 
 int cuInit(unsigned int flags)
 {
+	mark("cuInit");
 	return 0;
 }
 

@@ -5,7 +5,8 @@
  * softverbs-fabric), the visible-GPU rules, ptrSupport per NIC per pod against the fixtures'
  * "gdr" answers, the GDR probe (fake sysfs, fake libibverbs), RAILNET_GDR_POLICY with CUDA
  * pointers faked at the driver seam, and bad input: missing, malformed and I/O-less XML, a
- * GPU hwloc cannot place, a CUDA driver that is absent, too old or incomplete.
+ * GPU hwloc cannot place, a CUDA driver that is absent, too old or incomplete; and, through
+ * net.h on a softverbs view, that a machine without a GPU never opens the CUDA driver.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -24,6 +25,7 @@
 #include "railnet/topo.h"
 #include "railnet/verbs.h"
 #include "rn_test.h"
+#include "rn_test_sv.h"
 
 static char tmpdir[256];
 
@@ -958,6 +960,81 @@ static void test_cuda_dlopen(void **state)
 	rn_test_log_reset();
 }
 
+/*
+ * docs/topology.md, "No CUDA on the machine": the plugin's init, devices and properties on a
+ * node whose topology has no NVIDIA GPU (leaky.spec's n1; the view's NIC at its 0000:0c:00.0,
+ * nvidia-peermem loaded so that GDR itself works) offer host memory only, say so at INFO, and
+ * never open the CUDA driver: a recording fake driver (fake_cuda.c, FAKE_CUDA_MARK) stays
+ * unloaded until the test itself asks for it. Its own process (`test_topo no-gpu`, ctest
+ * test_topo_no_gpu): softverbs reads SOFTVERBS_VIEW once per process, and the GDR probe tests
+ * load it on a seeds view first.
+ */
+static void test_no_gpu_no_cuda(void **state)
+{
+	const char *dir = getenv("RN_FAKE_CUDA_DIR");
+	char view[256], lib[PATH_MAX], xml[PATH_MAX], mark[PATH_MAX + 16], text[64] = "";
+	struct rn_net_ctx *ctx = NULL;
+	struct rn_props props;
+	FILE *f;
+	int n = -1;
+
+	(void)state;
+	if (!dir)
+		fail_msg("RN_FAKE_CUDA_DIR is not set (test/topo/tests.cmake sets it)");
+	assert_int_equal(rn_test_sv_mkview_lo("topo", 1, "pci0000:00/0000:00:01.1/0000:0c:00.0",
+					      view, sizeof(view)),
+			 0);
+	sh("mkdir -p '%s/module/nvidia_peermem' && echo 535.104.05 "
+	   ">'%s/module/nvidia_peermem/version'",
+	   view, view);
+	snprintf(xml, sizeof(xml), "%s/n1/topo.xml", fixture("leaky"));
+	snprintf(lib, sizeof(lib), "%s/softverbs/libibverbs.so.1", rn_test_build_dir());
+	snprintf(mark, sizeof(mark), "%s/cuda-mark", tmpdir);
+	setenv("RAILNET_IBVERBS_LIB", lib, 1);
+	setenv("SOFTVERBS_VIEW", view, 1);
+	setenv("RAILNET_SYSFS_ROOT", view, 1);
+	setenv("RAILNET_TOPO_XML", xml, 1);
+	setenv("NCCL_SOCKET_IFNAME", "lo", 1);
+	setenv("FAKE_CUDA_MARK", mark, 1);
+	snprintf(lib, sizeof(lib), "%s/libfake_cuda_good.so", dir);
+	rn_cuda_unload();
+	rn_cuda_set_path(lib);
+
+	rn_test_log_capture();
+	assert_int_equal(rn_net_init(NULL, 1, RN_TRAFFIC_CLASS_UNDEF, &ctx), 0);
+	assert_int_equal(rn_net_devices(&n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(rn_net_get_properties(0, &props), 0);
+	assert_int_equal(props.ptr_support, RN_PTR_HOST);
+	assert_int_equal(rn_net_get_properties_in(RN_NET_VIEW_SELF, 0, &props), 0);
+	assert_int_equal(props.ptr_support, RN_PTR_HOST);
+	RN_ASSERT_NO_WARN();
+	assert_true(rn_test_log_contains("GPUDirect RDMA available"));
+	assert_true(rn_test_log_contains("PCI devices, no NVIDIA GPU: host memory only"));
+	assert_true(rn_test_log_contains("no GPU this process can use on PCIe root 0000:00:01.1"));
+	assert_int_equal(rn_net_finalize(ctx), 0);
+	if (!access(mark, F_OK))
+		fail_msg("the CUDA driver was opened on a machine without a GPU (%s)", mark);
+
+	/* the recorder works: asked directly, the driver is opened and initialised */
+	rn_test_log_capture();
+	assert_int_equal(rn_cuda_available(), 0);
+	f = fopen(mark, "re");
+	assert_non_null(f);
+	assert_int_equal(fread(text, 1, sizeof(text) - 1, f) > 0, 1);
+	fclose(f);
+	assert_string_equal(text, "open\ncuInit\n");
+	rn_cuda_unload();
+	rn_cuda_set_path(NULL);
+	unsetenv("FAKE_CUDA_MARK");
+	unsetenv("NCCL_SOCKET_IFNAME");
+	unsetenv("RAILNET_TOPO_XML");
+	unsetenv("RAILNET_SYSFS_ROOT");
+	unsetenv("SOFTVERBS_VIEW");
+	unsetenv("RAILNET_IBVERBS_LIB");
+	rn_test_log_reset();
+}
+
 static int setup(void **state)
 {
 	char fab[PATH_MAX];
@@ -981,7 +1058,7 @@ static int teardown(void **state)
 	return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_busid),
@@ -1001,6 +1078,15 @@ int main(void)
 		cmocka_unit_test(test_cuda_absent),
 		cmocka_unit_test(test_cuda_dlopen),
 	};
+	const struct CMUnitTest no_gpu[] = {
+		cmocka_unit_test(test_no_gpu_no_cuda),
+	};
 
+	if (argc > 1 && !strcmp(argv[1], "no-gpu"))
+		return cmocka_run_group_tests_name("topo_no_gpu", no_gpu, setup, teardown);
+	if (argc > 1) {
+		fprintf(stderr, "usage: test_topo [no-gpu]\n");
+		return 2;
+	}
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -36,8 +36,14 @@ rn_add_test(NAME test_topo SOURCES ${RN_TOPO_DIR}/test_topo.c LIBS ${CMAKE_DL_LI
 	ENV "RN_FAKE_CUDA_DIR=${RN_FAKE_CUDA_DIR}" "RN_FAKE_VERBS_DIR=${CMAKE_BINARY_DIR}/test/fake"
 	"RN_TOPO_SO_PROBE=$<TARGET_FILE:rn_topo_so_probe>"
 	LABELS unit topo TIMEOUT 120)
-# fake_verbs_* come from test/unit/verbs.cmake, softverbs from softverbs/
-add_dependencies(test_topo softverbs-fabric softverbs fake_verbs_full fake_verbs_opt
+# The plugin on a machine without a GPU never opens the CUDA driver: its own process, as
+# softverbs reads SOFTVERBS_VIEW once per process (test_topo.c, test_no_gpu_no_cuda).
+add_test(NAME test_topo_no_gpu COMMAND test_topo no-gpu)
+set_tests_properties(test_topo_no_gpu PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120
+	LABELS "unit;topo;softverbs" ENVIRONMENT
+	"${RN_TEST_ENV};RN_FAKE_CUDA_DIR=${RN_FAKE_CUDA_DIR}")
+# fake_verbs_* come from test/unit/verbs.cmake, softverbs and sv-mkview from softverbs/
+add_dependencies(test_topo softverbs-fabric softverbs sv-mkview fake_verbs_full fake_verbs_opt
 	rn_topo_so_probe ${RN_FAKE_CUDA_TARGETS})
 
 find_program(RN_TOPO_BASH bash)

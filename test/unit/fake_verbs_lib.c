@@ -4,7 +4,9 @@
  * that differ only in their version scripts and in which symbols they define (FAKE_OMIT_*,
  * FAKE_OPTIONAL). test_verbs.c loads them through src/verbs.c to check symbol binding and the
  * conversion of each return convention; fake_verbs_fail() chooses the next results. It moves
- * no data and is not softverbs.
+ * no data and is not softverbs. Its one device has FAKE_VERBS_PORTS ports (default 2) whose
+ * link layer is FAKE_VERBS_LINK_LAYER (an ibv_port_attr.link_layer value, default Ethernet):
+ * answers softverbs cannot give, for railnet-doctor's "left out" kinds (doctor_text.sh).
  */
 #include <endian.h>
 #include <errno.h>
@@ -66,6 +68,14 @@ static int fake_int_fail(int conv_minus1)
 		}
 		return fake_err;
 	}
+}
+
+/* An integer from the environment (tests that load this library by path set it), else def. */
+static int fake_env_int(const char *name, int def)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? atoi(v) : def;
 }
 
 static void *fake_ptr_fail(void)
@@ -136,7 +146,7 @@ int ibv_query_device(struct ibv_context *ctx, struct ibv_device_attr *attr)
 	if (fake_err)
 		return fake_int_fail(0);
 	attr->max_qp = 42;
-	attr->phys_port_cnt = 2;
+	attr->phys_port_cnt = (uint8_t)fake_env_int("FAKE_VERBS_PORTS", 2);
 	return 0;
 }
 
@@ -148,7 +158,7 @@ int(ibv_query_port)(struct ibv_context *ctx, uint8_t port, struct _compat_ibv_po
 		return fake_int_fail(0);
 	attr->state = IBV_PORT_ACTIVE;
 	attr->gid_tbl_len = 16;
-	attr->link_layer = IBV_LINK_LAYER_ETHERNET;
+	attr->link_layer = (uint8_t)fake_env_int("FAKE_VERBS_LINK_LAYER", IBV_LINK_LAYER_ETHERNET);
 	attr->lid = port;
 	return 0;
 }

@@ -415,6 +415,63 @@ static void test_unknown_own_names(void **state)
 	rn_config_fini(&cfg);
 }
 
+/*
+ * The variables docs/env.md lists as NCCL's, not railnet's: not in the table, and neither read
+ * nor warned about nor logged, even with values railnet would refuse for its own variables;
+ * the result is the same as from an empty environment, member by member.
+ */
+static void test_nccl_only_names(void **state)
+{
+	static const char *const nccl_only[] = {
+		"NCCL_NET_PLUGIN",	"NCCL_NET",   "NCCL_NET_GDR_LEVEL", "NCCL_NET_GDR_READ",
+		"NCCL_NET_FORCE_FLUSH", "NCCL_DEBUG", "NCCL_DEBUG_SUBSYS",  "NCCL_IB_MERGE_NICS",
+		"NCCL_IB_AR_THRESHOLD",
+	};
+	char *env[] = {
+		RN_S("NCCL_NET_PLUGIN=railnet"), RN_S("NCCL_NET=IB"),
+		RN_S("NCCL_NET_GDR_LEVEL=SYS"),	 RN_S("NCCL_NET_GDR_READ=yes"),
+		RN_S("NCCL_NET_FORCE_FLUSH=2"),	 RN_S("NCCL_DEBUG=TRACE"),
+		RN_S("NCCL_DEBUG_SUBSYS=ALL"),	 RN_S("NCCL_IB_MERGE_NICS=1"),
+		RN_S("NCCL_IB_AR_THRESHOLD=0x"), NULL,
+	};
+	char *none[] = { NULL };
+	struct rn_config cfg, ref;
+
+	for (size_t i = 0; i < sizeof(nccl_only) / sizeof(nccl_only[0]); i++)
+		for (size_t j = 0; j < rn_config_table_len; j++)
+			if (!strcmp(nccl_only[i], rn_config_table[j].name))
+				fail_msg("%s is NCCL's (docs/env.md) but in railnet's table",
+					 nccl_only[i]);
+	assert_int_equal(rn_config_parse(&ref, none), 0);
+	rn_test_log_reset();
+	assert_int_equal(rn_config_parse(&cfg, env), 0);
+	RN_ASSERT_NO_WARN();
+	assert_int_equal(rn_test_log.infos, 0);
+	for (size_t j = 0; j < rn_config_table_len; j++) {
+		const struct rn_config_var *v = &rn_config_table[j];
+		const char *a = (const char *)&cfg + v->offset, *b = (const char *)&ref + v->offset;
+		const char *sa, *sb;
+		bool ba, bb;
+		int ia, ib;
+
+		if (v->type == RN_CFG_STRING) {
+			memcpy(&sa, a, sizeof(sa));
+			memcpy(&sb, b, sizeof(sb));
+			assert_string_equal(sa, sb);
+		} else if (v->type == RN_CFG_BOOL) {
+			memcpy(&ba, a, sizeof(ba));
+			memcpy(&bb, b, sizeof(bb));
+			assert_int_equal(ba, bb);
+		} else {
+			memcpy(&ia, a, sizeof(ia));
+			memcpy(&ib, b, sizeof(ib));
+			assert_int_equal(ia, ib);
+		}
+	}
+	rn_config_fini(&cfg);
+	rn_config_fini(&ref);
+}
+
 /* NULL means the process environment: swap environ for an array instead of calling setenv. */
 static void test_null_is_environ(void **state)
 {
@@ -567,6 +624,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_first_wins, rn_setup, rn_teardown),
 		cmocka_unit_test_setup_teardown(test_info_lines, rn_setup, rn_teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_own_names, rn_setup, rn_teardown),
+		cmocka_unit_test_setup_teardown(test_nccl_only_names, rn_setup, rn_teardown),
 		cmocka_unit_test_setup_teardown(test_null_is_environ, rn_setup, rn_teardown),
 		cmocka_unit_test_setup_teardown(test_acquire_release, rn_setup, rn_teardown),
 		cmocka_unit_test_setup_teardown(test_acquire_threads, rn_setup, rn_teardown),

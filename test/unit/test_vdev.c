@@ -2,16 +2,20 @@
 /*
  * Merge rules over tables of ports (vdev.h): PCI roots and sibling functions, the checks of
  * a merge (link layer, root, duplicates, size), railnet's own grouping for RAILNET_MERGE and
- * the properties of a merged device (name, speed sum, common pciPath, rail), and the two
- * numberings built from one discovery.
+ * the properties of a merged device (name, speed sum, common pciPath, rail), the two
+ * numberings built from one discovery, and makeVDevice under RAILNET_MERGE through net.h over
+ * a softverbs view (one NIC of two ports on one PCIe root).
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "railnet/net.h"
 #include "railnet/pci.h"
 #include "railnet/vdev.h"
 #include "rn_test.h"
+#include "rn_test_sv.h"
 
 #define ROOT0 "/sys/devices/pci0000:00/0000:00:01.1"
 #define ROOT1 "/sys/devices/pci0000:80/0000:80:01.1"
@@ -288,12 +292,86 @@ static void test_numbering(void **state)
 	rn_numbering_fini(&num);
 }
 
+/* Devices of a view after a fresh init under RAILNET_MERGE=merge (NULL: unset). */
+static struct rn_net_ctx *init_with_merge(const char *merge, int *nvdev, int *nself)
+{
+	struct rn_net_ctx *ctx = NULL;
+
+	if (merge)
+		setenv("RAILNET_MERGE", merge, 1);
+	else
+		unsetenv("RAILNET_MERGE");
+	rn_test_log_capture();
+	assert_int_equal(rn_net_init(NULL, 1, RN_TRAFFIC_CLASS_UNDEF, &ctx), 0);
+	RN_ASSERT_NO_WARN();
+	assert_int_equal(rn_net_devices_in(RN_NET_VIEW_VDEV, nvdev), 0);
+	assert_int_equal(rn_net_devices_in(RN_NET_VIEW_SELF, nself), 0);
+	return ctx;
+}
+
+/*
+ * docs/env.md, RAILNET_MERGE: `none` gives one device per port in both numberings and refuses
+ * makeVDevice with one WARN naming the setting; by default the same request, for the two ports
+ * of one NIC, makes virtual device 2.
+ */
+static void test_make_vdevice_merge(void **state)
+{
+	const struct rn_vprops both = { .ndevs = 2, .devs = { 0, 1 } };
+	char dir[256], lib[512], xml[512];
+	struct rn_net_ctx *ctx;
+	struct rn_props props;
+	int nvdev = -1, nself = -1, dev = -1;
+
+	(void)state;
+	assert_int_equal(rn_test_sv_mkview_lo("vdev", 2, "pci0000:00/0000:00:01.1/0000:0c:00.0",
+					      dir, sizeof(dir)),
+			 0);
+	snprintf(lib, sizeof(lib), "%s/softverbs/libibverbs.so.1", rn_test_build_dir());
+	snprintf(xml, sizeof(xml), "%s/test/fixtures/topo/switch.xml", rn_test_source_dir());
+	setenv("RAILNET_IBVERBS_LIB", lib, 1);
+	setenv("SOFTVERBS_VIEW", dir, 1);
+	setenv("RAILNET_SYSFS_ROOT", dir, 1);
+	setenv("RAILNET_TOPO_XML", xml,
+	       1); /* not this machine's: no WARN where hwloc sees no PCI */
+	setenv("NCCL_SOCKET_IFNAME", "lo", 1);
+
+	ctx = init_with_merge(NULL, &nvdev, &nself);
+	assert_int_equal(nvdev, 2); /* NCCL >= 2.24: one device per port, makeVDevice merges */
+	assert_int_equal(nself, 1); /* older NCCL: railnet merged the two ports itself */
+	assert_int_equal(rn_net_make_vdevice(&both, &dev), 0);
+	RN_ASSERT_NO_WARN();
+	assert_int_equal(dev, 2);
+	assert_int_equal(rn_net_get_properties(dev, &props), 0);
+	assert_int_equal(props.vprops.ndevs, 2);
+	assert_int_equal(rn_net_finalize(ctx), 0);
+
+	ctx = init_with_merge("none", &nvdev, &nself);
+	assert_int_equal(nvdev, 2);
+	assert_int_equal(nself, 2); /* nothing merged for older NCCL either */
+	dev = -1;
+	assert_int_equal(rn_net_make_vdevice(&both, &dev), -EINVAL);
+	assert_int_equal(dev, -1);
+	assert_int_equal(rn_test_log.warns, 1);
+	assert_non_null(strstr(rn_test_log.last_warn, "makeVDevice: RAILNET_MERGE=none"));
+	assert_int_equal(rn_net_devices(&nvdev), 0);
+	assert_int_equal(nvdev, 2); /* no device was added */
+	assert_int_equal(rn_net_get_properties(2, &props), -EINVAL);
+	assert_int_equal(rn_net_finalize(ctx), 0);
+
+	unsetenv("RAILNET_MERGE");
+	unsetenv("RAILNET_IBVERBS_LIB");
+	unsetenv("SOFTVERBS_VIEW");
+	unsetenv("RAILNET_SYSFS_ROOT");
+	unsetenv("RAILNET_TOPO_XML");
+	unsetenv("NCCL_SOCKET_IFNAME");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pci),	    cmocka_unit_test(test_check_and_groups),
 		cmocka_unit_test(test_numbering),   cmocka_unit_test(test_rails),
-		cmocka_unit_test(test_vdev_planes),
+		cmocka_unit_test(test_vdev_planes), cmocka_unit_test(test_make_vdevice_merge),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -523,7 +523,7 @@ static void rn_usage(FILE *o)
 		"                  instead of asking the CUDA driver or *_VISIBLE_DEVICES\n"
 		"  --time N        benchmark: run discovery (with GID choice) N times and print "
 		"the\n"
-		"                  min and median time, then exit 0\n"
+		"                  min, median and max time, then exit 0\n"
 		"Exit status: 0 fit, 1 problems found (or the doctor could not run), 2 usage "
 		"error.\n");
 }
