@@ -403,6 +403,26 @@ static void test_tables(void **state)
 	}
 }
 
+/* Every line railnet gave NCCL's logger so far starts with "NET/railnet : " (README). */
+static void check_prefixed(void)
+{
+	const char *l = rn_test_log.all;
+	int n = 0;
+
+	while (*l) {
+		const char *e = strchr(l, '\n');
+
+		if (e != l && strncmp(l, "NET/railnet : ", 14))
+			fail_msg("a log line without the NET/railnet prefix: %.*s",
+				 (int)(e ? e - l : (long)strlen(l)), l);
+		n += e != l;
+		if (!e)
+			break;
+		l = e + 1;
+	}
+	assert_true(n > 0);
+}
+
 static void test_system_verbs_no_device(void **state)
 {
 	(void)state;
@@ -432,6 +452,7 @@ static void test_system_verbs_no_device(void **state)
 				check_props(&p, d);
 			check_props_refused(&p, n);
 		}
+		check_prefixed();
 		assert_int_equal(plug_finalize(&p), ncclSuccess);
 		if (v >= 11) {
 			/* The last finalize gave the logger back: this WARN goes to stderr. */
