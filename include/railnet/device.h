@@ -70,7 +70,7 @@ enum rn_drop_kind {
 	RN_DROP_LINK_LAYER,    /* neither InfiniBand nor Ethernet */
 	RN_DROP_NO_GID,	       /* no usable GID in this network namespace */
 	RN_DROP_BAD_GID_INDEX, /* NCCL_IB_GID_INDEX names an unusable GID */
-	RN_DROP_NO_PORT,       /* the device kept no port (its ports were dropped above) */
+	RN_DROP_NO_PORT,       /* the device has no port at all (phys_port_cnt 0) */
 };
 
 const char *rn_drop_kind_str(int kind); /* "filtered", "port-down", ... */

@@ -1670,8 +1670,15 @@ static void test_qp_errors(void **state)
 	assert_int_equal(srv, -EREMOTEIO);
 	assert_int_equal(rrv, -EREMOTEIO);
 	assert_true(rn_test_log.warns >= 1);
+	/* the WARN docs/data-path.md ("Failures") shows, part by part */
 	assert_true(rn_test_log_contains("the connection is unusable"));
-	assert_true(rn_test_log_contains("GID"));
+	assert_true(rn_test_log_contains(", local GID "));
+	assert_true(rn_test_log_contains(") to QP "));
+	assert_true(rn_test_log_contains("(remote GID "));
+	assert_true(rn_test_log_contains(") failed: "));
+	assert_true(rn_test_log_contains(", vendor error "));
+	assert_true(rn_test_log_contains(", and no other QP of the connection is left; the "
+					 "connection is unusable"));
 	/* every later call returns the comm's error */
 	assert_int_equal(rn_xfer_isend(p.s, sbuf, 1, 0, p.smh, &r), -EREMOTEIO);
 	assert_null(r);
