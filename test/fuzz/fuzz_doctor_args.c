@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * Fuzz target for railnet-doctor's command line (tools/doctor/opts.c: rn_doc_opts_parse and
- * the split of the --gpus list; pci.c's bus id parser on each id). The input is split at NUL
- * and newline bytes into the arguments after argv[0] (64 at most). Every input is taken,
- * refused with a one-line reason, or --help; a second parse gives the same answer. Taken:
- * --time N is 1..100000 and N is what one argument says in decimal (no wrap-around), --ifaddrs
- * and --gpus point into the arguments, the --gpus list splits into at most 64 non-empty ids
- * without commas, in order, and each id is a bus id written normalised or refused. Nothing
- * prints, nothing exits.
+ * the validation of the --gpus list, checked against pci.c's bus id parser). The input is
+ * split at NUL and newline bytes into the arguments after argv[0] (64 at most). Every input is
+ * taken, refused with a one-line reason, or --help; a second parse gives the same answer.
+ * Taken: --time N is 1..100000 and N is what one argument says in decimal (no wrap-around),
+ * never with --json; --ifaddrs and --gpus point into the arguments; the --gpus list is valid.
+ * Refused: o->json only when some argument asks for --json. Every argument, read as a --gpus
+ * list, is taken exactly when it is 1..64 comma-separated entries, none empty, each a bus id
+ * ([DDDD:]BB:DD.F or an 8-digit domain, as rn_busid_parse reads it), no GPU twice however
+ * written; taken, the ids are rn_busid_parse's normal form, in order; refused, the reason is
+ * one line naming the entry. Nothing prints, nothing exits.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -94,30 +97,73 @@ static bool rn_fz_says(long n, char **store, int argc)
 	return false;
 }
 
-static void rn_fz_gpus(const char *list)
+/*
+ * The oracle for one --gpus entry (len chars at e): rn_busid_parse's normal form, the bare
+ * BB:DD.F form read with domain 0000; no path (rn_busid_parse would take a path's last bus id).
+ */
+static bool rn_fz_busid(const char *e, size_t len, char busid[RN_BUSID_MAX])
 {
-	char buf[RN_DOC_GPUS_MAX], busid[RN_BUSID_MAX];
-	const char *ids[RN_FZ_MAX_GPUS];
-	int n = rn_doc_gpus_split(list, buf, sizeof(buf), ids, RN_FZ_MAX_GPUS);
+	char b[32];
 
-	if (n < 0 || n > RN_FZ_MAX_GPUS)
-		rn_fz_fail("--gpus split into %d ids", n);
-	for (int i = 0; i < n; i++) {
-		size_t len = strlen(ids[i]);
+	if (len > 16 || memchr(e, '/', len))
+		return false;
+	snprintf(b, sizeof(b), "%s%.*s", len == 7 ? "0000:" : "", (int)len, e);
+	return rn_busid_parse(b, busid) == 0;
+}
 
-		if (!len || strchr(ids[i], ',') || ids[i] < buf ||
-		    ids[i] + len >= buf + sizeof(buf) || (i && ids[i] <= ids[i - 1]) ||
-		    strncmp(ids[i], list + (ids[i] - buf), len))
-			rn_fz_fail("--gpus id %d \"%s\" is not an entry of the list", i, ids[i]);
-		busid[0] = '\0';
-		if (rn_busid_parse(ids[i], busid) == 0) {
-			char again[RN_BUSID_MAX];
+/* rn_doc_gpus_parse on list, against the oracle; the count taken or -1. */
+static int rn_fz_gpus(const char *list)
+{
+	char ids[RN_DOC_GPUS_ENTRIES][RN_DOC_BUSID_MAX], want[RN_FZ_MAX_GPUS + 1][RN_BUSID_MAX];
+	char err[RN_DOC_ERR_MAX];
+	const char *s = list, *e;
+	bool valid = *list != '\0';
+	int n = 0, got;
 
-			if (strlen(busid) != 12 || rn_busid_parse(busid, again) ||
-			    strcmp(again, busid))
-				rn_fz_fail("bus id \"%s\" read as \"%s\"", ids[i], busid);
+	err[0] = '\0';
+	got = rn_doc_gpus_parse(list, ids, RN_DOC_GPUS_ENTRIES, err, sizeof(err));
+	for (; valid; s = e + 1) {
+		size_t len;
+
+		e = strchr(s, ',');
+		len = e ? (size_t)(e - s) : strlen(s);
+		if (!len || n == RN_FZ_MAX_GPUS || !rn_fz_busid(s, len, want[n])) {
+			valid = false;
+			break;
 		}
+		for (int k = 0; k < n && valid; k++)
+			valid = strcmp(want[k], want[n]) != 0;
+		n++;
+		if (!e)
+			break;
 	}
+	if (valid != (got >= 0) || (valid && got != n))
+		rn_fz_fail("--gpus '%s': taken as %d, the oracle says %s (%d): %s", list, got,
+			   valid ? "valid" : "invalid", n, err);
+	if (!valid) {
+		if (got != -1 || !err[0] || strchr(err, '\n') || strncmp(err, "--gpus", 6) ||
+		    !(strstr(err, "entry ") || strstr(err, "empty") || strstr(err, "more than")))
+			rn_fz_fail("--gpus '%s' refused without a reason naming the entry: '%s'",
+				   list, err);
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		if (strcmp(ids[i], want[i]))
+			rn_fz_fail("--gpus '%s': id %d is %s, not %s", list, i, ids[i], want[i]);
+	return n;
+}
+
+/* Some argument before "--" asks for --json: "--j" to "--json", or "--json=...". */
+static bool rn_fz_asks_json(char **store, int argc)
+{
+	for (int i = 1; i < argc && strcmp(store[i], "--"); i++) {
+		size_t len = strlen(store[i]);
+
+		if ((len >= 3 && len <= 6 && !strncmp(store[i], "--json", len)) ||
+		    !strncmp(store[i], "--json=", 7))
+			return true;
+	}
+	return false;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -136,9 +182,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(argv2, store2, sizeof(store2[0]) * (size_t)(argc + 1));
 	rc = rn_doc_opts_parse(argc, argv, true, &o, &usage, err, sizeof(err));
 	rc2 = rn_doc_opts_parse(argc, argv2, true, &o2, &usage2, err2, sizeof(err2));
-	if (rc != rc2 || (!rc && (o.json != o2.json || o.runs != o2.runs || !o.gpus != !o2.gpus ||
-				  !o.ifaddrs != !o2.ifaddrs)))
+	if (rc != rc2 || o.json != o2.json ||
+	    (!rc && (o.runs != o2.runs || !o.gpus != !o2.gpus || !o.ifaddrs != !o2.ifaddrs ||
+		     o.ngpus != o2.ngpus || memcmp(o.gpu, o2.gpu, sizeof(o.gpu)))))
 		rn_fz_fail("parsed twice: %d, then %d", rc, rc2);
+	for (int i = 1; i < argc; i++)
+		rn_fz_gpus(store[i]);
 	if (rc == 0) {
 		if (o.runs < 0 || o.runs > RN_DOC_TIME_MAX ||
 		    (o.runs && !rn_fz_says(o.runs, store, argc)))
@@ -146,11 +195,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if ((o.ifaddrs && !rn_fz_in_args(o.ifaddrs, store, argc)) ||
 		    (o.gpus && !rn_fz_in_args(o.gpus, store, argc)))
 			rn_fz_fail("--ifaddrs or --gpus does not point into the arguments");
-		if (o.gpus)
-			rn_fz_gpus(o.gpus);
+		if (o.runs && o.json)
+			rn_fz_fail("--time taken with --json");
+		if (o.gpus &&
+		    (rn_fz_gpus(o.gpus) != o.ngpus || memcmp(o.gpu, o2.gpu, sizeof(o.gpu))))
+			rn_fz_fail("--gpus '%s' taken as %d ids", o.gpus, o.ngpus);
+		if (!o.gpus && o.ngpus)
+			rn_fz_fail("%d GPUs without --gpus", o.ngpus);
 	} else if (rc == -1) {
 		if (!err[0] || strchr(err, '\n') || strcmp(err, err2) || usage != usage2)
 			rn_fz_fail("refused without a one-line reason: '%s'", err);
+		if (o.json && !rn_fz_asks_json(store, argc))
+			rn_fz_fail("refused in JSON without --json: '%s'", err);
 	} else if (rc == RN_DOC_HELP) {
 		bool asked = false;
 

@@ -4,7 +4,10 @@
 # with --ifaddrs (no root or netns needed), plus its usage errors and exit codes: the
 # Environment section, the rail line, every "left out" kind (softverbs fault knobs, a spec port
 # with state=down, and the fake libibverbs of test/unit for what softverbs cannot report),
-# --time, and a libibverbs that cannot be loaded.
+# --time, and a libibverbs that cannot be loaded. Then --json in every outcome (issue 16, item
+# 3): stdout is one JSON document (read with python3's json module) and nothing else, and
+# railnet's WARN/INFO lines go into its "log", never on stdout or stderr: fit, problems, no
+# device, bad environment values, no libibverbs, usage errors.
 # Usage: doctor_text.sh BUILD_DIR SOURCE_DIR
 set -u
 B=$1 S=$2
@@ -38,6 +41,26 @@ expect_err() { # text that must appear on stderr
 	for l in "$@"; do
 		grep -qF -- "$l" "$W/err" || { echo "FAIL: '$l' not on stderr ($ctx)"; cat "$W/err"; fail=1; }
 	done
+}
+# expect_json EXIT PY: stdout is exactly one JSON document (json.load reads all of it), with
+# "schema" 1 and the version; PY asserts on it (d); railnet's and the doctor's own lines are not
+# on stderr (what softverbs itself prints there may be)
+expect_json() {
+	local want=$1 py=$2
+	[ "$rc" = "$want" ] || { echo "FAIL: exit $rc, expected $want ($ctx)"; cat "$W/err"; fail=1; }
+	if ! python3 - "$W/out" <<PY
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert isinstance(d, dict) and d["schema"] == 1 and d["version"] == "$ver", d
+assert d["fit"] == (d["verdict"] == "fit"), d["verdict"]
+assert isinstance(d["log"], list) and isinstance(d["problems"], list), d
+if d["verdict"] in ("cannot-run", "usage-error"):
+    assert d["reason"] and d["stage"] and d["problems"][0]["what"] == d["reason"], d
+$py
+PY
+	then echo "FAIL: $ctx: stdout is not the document expected"; cat "$W/out"; fail=1; fi
+	! grep -qE '\[railnet\]|^railnet-doctor:|^usage:' "$W/err" ||
+		{ echo "FAIL: railnet's or the doctor's lines on stderr with --json ($ctx)"; cat "$W/err"; fail=1; }
 }
 expect_not() { # text that must not appear in $W/out
 	for l in "$@"; do
@@ -73,7 +96,7 @@ expect 0 "Ports (2 usable of 16 device(s) listed)" "mlx5_2 port 1 [filtered]: NC
 ctx=linklocal-only/pod-ll; doc linklocal-only n1 pod-ll
 expect 1 "mlx5_0 port 1 [no-usable-gid]: no usable RoCE v2 IPv4 GID among 16 entries: 14 zero" \
 	"problem no usable RDMA port: NCCL would not use railnet" "Verdict: PROBLEMS"
-ctx=bad-env; doc seeds-b4 n1 train-0 NCCL_IB_HCA=mlx5_0:0x
+ctx="bad-env"; doc seeds-b4 n1 train-0 NCCL_IB_HCA=mlx5_0:0x
 expect 1
 
 # ---- Environment: the verbs library, the sysfs root, the memlock limit, the effective
@@ -201,9 +224,9 @@ awk 'NF == 3 && $1 <= $2 && $2 <= $3 { ok = 1 } END { exit !ok }' <<<"$t" ||
 ctx=time-problems; doc linklocal-only n1 pod-ll -- --time 2
 expect 0 "discovery + GID choice of 0 port(s): min " " over 2 runs"
 
-# ---- libibverbs cannot be loaded: exit 1 and one line naming the library, text, --json and
-# --time alike; nothing on stdout claims the pod is fit
-for mode in text --json --time; do
+# ---- libibverbs cannot be loaded: exit 1 and one line naming the library, text and --time
+# alike (--json: below); nothing on stdout claims the pod is fit
+for mode in text --time; do
 	ctx=no-libibverbs/$mode
 	args=(--ifaddrs "$W/seeds-b4/n1/train-0/view/softverbs/ifaddrs")
 	[ "$mode" = --json ] && args+=(--json)
@@ -213,6 +236,66 @@ for mode in text --json --time; do
 	expect 1
 	expect_err "/nonexistent/libibverbs.so.1" "railnet-doctor: cannot load libibverbs"
 	expect_not '"fit":true' "Verdict: FIT" "discovery + GID choice"
+done
+
+# ---- --json in every outcome: one document on stdout, nothing else; railnet's log lines in it
+command -v python3 >/dev/null || { echo "FAIL: python3 not found (the --json checks need it)"; exit 1; }
+ctx=json/fit; doc seeds-b4 n1 train-0 -- --json
+expect_json 0 "
+assert d['verdict'] == 'fit' and len(d['ports']) == 16 and d['log'] == [] and d['log_dropped'] == 0"
+ctx=json/problems; doc linklocal-only n1 pod-ll -- --json
+expect_json 1 "
+assert d['verdict'] == 'problems' and d['ports'] == []
+assert any('no usable RDMA port' in p['what'] for p in d['problems']), d['problems']"
+# WARN and INFO lines while the doctor runs (NCCL_DEBUG=INFO, an unknown RAILNET_ variable):
+# in the document's log, not on stdout around it, not on stderr
+ctx=json/log; doc seeds-b4 n1 train-0 NCCL_DEBUG=INFO RAILNET_MERGEE=ports -- --json
+expect_json 0 "
+lv = [(l['level'], l['message']) for l in d['log']]
+assert any(l == 'WARN' and m.startswith('NET/railnet : RAILNET_MERGEE: unknown variable') for l, m in lv), lv
+assert any(l == 'INFO' for l, m in lv), lv
+assert all(m.startswith('NET/railnet : ') for l, m in lv), lv"
+[ -s "$W/err" ] && { echo "FAIL: stderr not empty ($ctx)"; cat "$W/err"; fail=1; }
+ctx=text/log; doc seeds-b4 n1 train-0 RAILNET_MERGEE=ports
+expect 0 "Verdict: FIT"; expect_err "[railnet] NCCL WARN NET/railnet : RAILNET_MERGEE: unknown variable"
+# no RDMA device at all (a view without class/infiniband): a document with the problem
+ctx=json/no-device; mkdir -p "$W/bare"
+env RAILNET_SYSFS_ROOT="$W/bare" SOFTVERBS_VIEW="$W/bare" RAILNET_IBVERBS_LIB="$LIB" \
+	"$DOC" --json --ifaddrs "$W/empty" >"$W/out" 2>"$W/err"
+rc=$?
+expect_json 1 "
+assert d['verdict'] == 'problems' and d['devices_listed'] == 0 and d['ports'] == []
+assert d['problems'][0]['what'] == 'no RDMA device is visible to this process', d['problems']"
+# a bad environment value: railnet's init would fail, so the doctor cannot judge the pod
+for bad in NCCL_IB_TIMEOUT=abc RAILNET_MERGE=bogus NCCL_IB_HCA=mlx5_0:0x; do
+	ctx=json/bad-env/$bad; doc seeds-b4 n1 train-0 "$bad" -- --json
+	expect_json 1 "
+assert d['verdict'] == 'cannot-run' and d['stage'] == 'environment' and not d['fit'], d
+assert d['reason'].startswith('the environment holds a bad value') and '$bad' in d['reason'], d['reason']
+assert d['fix'] and 'docs/env.md' in d['fix'] and d['alignment'] is None
+assert d['environment']['variables']['${bad%%=*}'] == '${bad#*=}', d['environment']
+assert [l['level'] for l in d['log']] == ['WARN'] and '$bad' in d['log'][0]['message'], d['log']"
+	ctx=text/bad-env/$bad; doc seeds-b4 n1 train-0 "$bad"
+	expect 1; expect_not "Verdict"
+	expect_err "WARN NET/railnet : $bad" "railnet-doctor: the environment holds a bad value"
+done
+ctx=json/no-libibverbs; doc seeds-b4 n1 train-0 RAILNET_IBVERBS_LIB=/nonexistent/libibverbs.so.1 -- --json
+expect_json 1 "
+assert d['verdict'] == 'cannot-run' and d['stage'] == 'libibverbs' and not d['fit'], d
+assert d['reason'].startswith('cannot load libibverbs') and '/nonexistent/libibverbs.so.1' in d['reason'], d['reason']
+assert 'RAILNET_IBVERBS_LIB' in d['fix']"
+[ -s "$W/err" ] && { echo "FAIL: stderr not empty ($ctx)"; cat "$W/err"; fail=1; }
+# usage errors with --json (anywhere, or abbreviated): a document too, exit 2, stderr empty
+for args in "--bogus --json" "--json extra" "--time 0 --json" "--time 2 --json" "--jso --gpus xyz" \
+	"--json --ifaddrs /nonexistent" "--json --gpus 0000:51:00.0,51:00.0"; do
+	ctx="json/usage/$args"
+	# shellcheck disable=SC2086 # the words of $args are the arguments
+	"$DOC" $args >"$W/out" 2>"$W/err"
+	rc=$?
+	expect_json 2 "
+assert d['verdict'] == 'usage-error' and d['stage'] == 'usage' and not d['fit'], d
+assert d['alignment'] is None and d['fix'], d"
+	[ -s "$W/err" ] && { echo "FAIL: stderr not empty ($ctx)"; cat "$W/err"; fail=1; }
 done
 ctx=usage; "$DOC" --bogus >/dev/null 2>&1; rc=$?; expect 2
 ctx=usage-arg; "$DOC" extra >/dev/null 2>&1; rc=$?; expect 2

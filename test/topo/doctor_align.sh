@@ -8,6 +8,9 @@
 # NVIDIA_VISIBLE_DEVICES, GPUs from the CUDA driver (fake libcuda.so.1 builds of
 # test/topo/fake_cuda.c) when the topology is this machine's, verdicts no-gpu and no-rail, an
 # unplaceable GPU and a missing topology. Every JSON document: "schema": 1 and the version.
+# Last, --gpus validation (issue 16, item 4): one GPU written three ways is one GPU; a repeat
+# (however written), a malformed or an empty entry is a usage error (exit 2) naming it, in text
+# (stderr only) and in --json (one usage-error document on stdout, nothing on stderr).
 # Usage: doctor_align.sh BUILD_DIR SOURCE_DIR
 set -u
 B=$1 S=$2
@@ -283,10 +286,76 @@ env RAILNET_SYSFS_ROOT="$v" SOFTVERBS_VIEW="$v" RAILNET_IBVERBS_LIB="$LIB" \
 rc=$?
 expect_text 1 "GPUDirect rails    $(rdma 4 5 6) (3 of 8)" "GPU 0 0000:51:00.0: root 0000:40:01.1"
 grep -qF "GPU 0000:99:00.0 (--gpus): the topology" "$W/err" || { echo "FAIL: no WARN for the unplaceable GPU"; cat "$W/err"; fail=1; }
-# ---- no topology: one WARN, nothing judged, nothing crashes
+# ---- no topology: one WARN, nothing judged, nothing crashes; with --json the WARN is in the
+# document's log and not on stderr (kubectl logs would mix it into the document)
 ctx=no-topology; doc seeds-b4-aligned n1 job1-0 json --gpus RAILNET_TOPO_XML=/nonexistent/topo.xml
 expect_json 0 "
-assert not a['topology_has_io'] and a['verdict'] == 'unknown' and a['gpudirect'] == []"
+assert not a['topology_has_io'] and a['verdict'] == 'unknown' and a['gpudirect'] == []
+w = [l['message'] for l in d['log'] if l['level'] == 'WARN']
+assert sum('RAILNET_TOPO_XML=/nonexistent/topo.xml: cannot read it' in m for m in w) == 1, d['log']"
+! grep -qF "[railnet]" "$W/err" || { echo "FAIL: railnet's WARN on stderr with --json"; cat "$W/err"; fail=1; }
+ctx=no-topology/text; doc seeds-b4-aligned n1 job1-0 text --gpus RAILNET_TOPO_XML=/nonexistent/topo.xml
+expect_text 0 "alignment          unknown"
 grep -qF "RAILNET_TOPO_XML=/nonexistent/topo.xml: cannot read it" "$W/err" || { echo "FAIL: no WARN for the missing XML"; cat "$W/err"; fail=1; }
+
+# ---- --gpus validation: the spellings of one GPU (0000:8d:00.0, 8D:00.0, 00000000:8D:00.0)
+# name the same GPU, so the job judges as with the canonical list
+peermem seeds-b4-misaligned n1 job1-0
+v=$W/seeds-b4-misaligned/n1/job1-0/view
+gdoc() { # MODE LIST: the misaligned job1-0 with --gpus LIST
+	local args=(--ifaddrs "$v/softverbs/ifaddrs" --gpus "$2")
+	[ "$1" = json ] && args+=(--json)
+	env -u NVIDIA_VISIBLE_DEVICES -u CUDA_VISIBLE_DEVICES RAILNET_SYSFS_ROOT="$v" \
+		SOFTVERBS_VIEW="$v" RAILNET_IBVERBS_LIB="$LIB" \
+		RAILNET_TOPO_XML="$W/seeds-b4-misaligned/n1/topo.xml" "$DOC" "${args[@]}" \
+		>"$W/out" 2>"$W/err"
+	rc=$?
+}
+ctx=gpus/spellings; gdoc json 51:00.0,0000:54:00.0,8D:00.0,00000000:92:00.0
+expect_json 1 "
+assert a['gpu_source'] == '--gpus' and a['verdict'] == 'misaligned', a['verdict']
+assert [g['bus_id'] for g in a['gpus']] == ['0000:51:00.0', '0000:54:00.0', '0000:8d:00.0', '0000:92:00.0'], a['gpus']
+assert a['gpudirect'] == $(pyl 4 5 6), a['gpudirect']"
+# refused: LIST, then the text the reason must hold
+gbad() {
+	local list=$1; shift
+	for mode in text json; do
+		ctx="gpus/$mode/'$list'"; gdoc $mode "$list"
+		[ "$rc" = 2 ] || { echo "FAIL: exit $rc, expected 2 ($ctx)"; fail=1; }
+		if [ $mode = text ]; then
+			[ -s "$W/out" ] && { echo "FAIL: stdout not empty ($ctx)"; cat "$W/out"; fail=1; }
+			grep -q "WARN" "$W/err" && { echo "FAIL: a WARN, not a usage error ($ctx)"; fail=1; }
+			grep -qF -- "railnet-doctor: --gpus" "$W/err" ||
+				{ echo "FAIL: no --gpus usage error on stderr ($ctx)"; cat "$W/err"; fail=1; }
+			for l in "$@"; do
+				grep -qF -- "$l" "$W/err" ||
+					{ echo "FAIL: '$l' not on stderr ($ctx)"; cat "$W/err"; fail=1; }
+			done
+			continue
+		fi
+		[ -s "$W/err" ] && { echo "FAIL: stderr not empty ($ctx)"; cat "$W/err"; fail=1; }
+		python3 - "$W/out" "$@" <<PY || { echo "FAIL: $ctx"; cat "$W/out"; fail=1; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == 1 and d["version"] == "$ver" and d["verdict"] == "usage-error", d
+assert not d["fit"] and d["stage"] == "usage" and d["reason"].startswith("--gpus"), d
+for want in sys.argv[2:]:
+    assert want in d["reason"], (want, d["reason"])
+PY
+	done
+}
+form="write each GPU as a PCI bus id [DDDD:]BB:DD.F in hex"
+gbad 0000:8d:00.0,0000:51:00.0,8D:00.0 "entry 3 '8D:00.0' is GPU 0000:8d:00.0 again (entry 1)"
+gbad 8d:00.0,0000:8D:00.0 "entry 2 '0000:8D:00.0' is GPU 0000:8d:00.0 again (entry 1)"
+gbad 0000:51:00.0,00000000:51:00.0 "entry 2 '00000000:51:00.0' is GPU 0000:51:00.0 again (entry 1)"
+gbad 0000:51:00.0,0000:51:00.0 "entry 2 '0000:51:00.0' is GPU 0000:51:00.0 again (entry 1)"
+gbad xyz "entry 1 'xyz' is not a PCI bus id" "$form"
+gbad 0000:51:00.0,gpu1 "entry 2 'gpu1' is not a PCI bus id" "$form"
+gbad "0000:51:00.0, 0000:54:00.0" "entry 2 ' 0000:54:00.0' is not a PCI bus id" "no spaces"
+gbad 0000:51:20.0 "entry 1 '0000:51:20.0' is not a PCI bus id" "device 00-1f, function 0-7"
+gbad 0000:51:00.0,,0000:54:00.0 "entry 2 is empty (two commas in a row)" "$form"
+gbad 0000:51:00.0, "entry 2 is empty (a comma at the end)"
+gbad ,0000:51:00.0 "entry 1 is empty (a comma at the start)"
+gbad "" "the list is empty" "$form"
 
 exit $fail

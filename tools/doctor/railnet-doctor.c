@@ -3,16 +3,20 @@
  * railnet-doctor: prints the pod's rail map before any job runs — the environment railnet
  * depends on, every RDMA port with its link, speed, state and chosen GID (and why), every
  * device or port left out (and the fix), the devices railnet offers NCCL, then a verdict.
- * --json prints the same as one document (schema in docs/doctor.md). It runs the plugin's own
+ * --json prints the same as one document (schema in docs/doctor.md), and exactly one in every
+ * outcome: a usage error, a bad environment value or a missing libibverbs is a document too,
+ * and railnet's own log lines then go into it instead of onto stderr. It runs the plugin's own
  * code (rn_discover, rn_numbering_build from railnet_core) and decides nothing by
- * itself beyond the verdict. Exit: 0 fit, 1 problems found, 2 usage error.
+ * itself beyond the verdict. Exit: 0 fit, 1 problems found or cannot run, 2 usage error.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -24,6 +28,7 @@
 #include "railnet/device.h"
 #include "railnet/gid.h"
 #include "railnet/log.h"
+#include "railnet/pci.h"
 #include "railnet/topo.h"
 #include "railnet/vdev.h"
 #include "railnet/verbs.h"
@@ -32,6 +37,10 @@ extern char **environ;
 
 #define RN_DOC_MAX_PROBLEMS 64
 #define RN_DOC_MEMLOCK_MIN (64ULL << 20) /* below this, registrations of NCCL's buffers fail */
+#define RN_DOC_MAX_LOG 64		 /* railnet log lines a --json document carries */
+
+_Static_assert(RN_DOC_GPUS_ENTRIES == RN_ALIGN_MAX, "--gpus takes as many GPUs as align.c");
+_Static_assert(RN_DOC_BUSID_MAX == RN_BUSID_MAX, "--gpus writes bus ids as pci.c does");
 
 struct rn_doc_problem {
 	char what[RN_DROP_WHY_MAX + 64];
@@ -110,15 +119,17 @@ static bool rn_is_our_var(const char *e)
 /* ---- alignment --------------------------------------------------------------------------- */
 
 /* The pod's GPUs: --gpus, else what the CUDA driver enumerates, else the *_VISIBLE_DEVICES. */
-static void rn_doc_gpus(struct rn_doc *doc, const char *gpus_opt)
+static void rn_doc_gpus(struct rn_doc *doc, const struct rn_doc_opts *opts)
 {
-	char ids[RN_ALIGN_MAX][RN_BUSID_MAX], list[RN_DOC_GPUS_MAX];
+	char ids[RN_ALIGN_MAX][RN_BUSID_MAX];
 	const char *ptrs[RN_ALIGN_MAX];
 	int n;
 
-	if (gpus_opt) {
-		n = rn_doc_gpus_split(gpus_opt, list, sizeof(list), ptrs, RN_ALIGN_MAX);
-		rn_topo_set_visible_busids(doc->topo, ptrs, n, "--gpus");
+	if (opts->gpus) {
+		/* validated and normalised by rn_doc_opts_parse: no repeat, no malformed entry */
+		for (int i = 0; i < opts->ngpus; i++)
+			ptrs[i] = opts->gpu[i];
+		rn_topo_set_visible_busids(doc->topo, ptrs, opts->ngpus, "--gpus");
 		return;
 	}
 	/* the driver describes this machine, not the one a RAILNET_TOPO_XML may describe */
@@ -153,7 +164,7 @@ static void rn_doc_gdr(const struct rn_doc *doc, struct rn_gdr *gdr)
 	v->free_device_list(list);
 }
 
-static int rn_doc_align(struct rn_doc *doc, const char *gpus_opt)
+static int rn_doc_align(struct rn_doc *doc, const struct rn_doc_opts *opts)
 {
 	struct rn_gdr gdr;
 
@@ -162,7 +173,7 @@ static int rn_doc_align(struct rn_doc *doc, const char *gpus_opt)
 	doc->align = calloc(1, sizeof(*doc->align));
 	if (!doc->align)
 		return -ENOMEM;
-	rn_doc_gpus(doc, gpus_opt);
+	rn_doc_gpus(doc, opts);
 	rn_doc_gdr(doc, &gdr);
 	rn_align_build(doc->align, doc->d, doc->topo, &gdr);
 	return 0;
@@ -381,6 +392,125 @@ static void rn_json_kv(FILE *o, const char *k, const char *v, bool comma)
 		fputc(',', o);
 }
 
+/* "variables":{NAME:value, ...}: every NCCL_* and RAILNET_* variable set, in environment order */
+static void rn_doc_json_vars(FILE *o)
+{
+	bool first = true;
+
+	fprintf(o, "\"variables\":{");
+	for (char **e = environ; *e; e++) {
+		const char *eq = strchr(*e, '=');
+		char name[256];
+
+		if (!rn_is_our_var(*e) || !eq || (size_t)(eq - *e) >= sizeof(name))
+			continue;
+		memcpy(name, *e, (size_t)(eq - *e));
+		name[eq - *e] = '\0';
+		if (!first)
+			fputc(',', o);
+		first = false;
+		rn_json_kv(o, name, eq + 1, false);
+	}
+	fputc('}', o);
+}
+
+/* ---- --json: railnet's log lines go into the document ------------------------------------ */
+
+/*
+ * `kubectl logs` interleaves a container's stderr with its stdout, so with --json railnet's
+ * WARN/INFO lines are kept here (the logger NCCL would pass, installed before the first
+ * rn_config_acquire) and printed as the document's "log", never on stderr. They are filtered
+ * as log.c filters its stderr lines: NCCL_DEBUG, default WARN.
+ */
+static struct {
+	int n, dropped;
+	struct {
+		int level;
+		char msg[1024];
+	} line[RN_DOC_MAX_LOG];
+} rn_doc_log;
+
+static int rn_doc_log_level(void)
+{
+	const char *v = getenv("NCCL_DEBUG");
+
+	if (!v || !*v)
+		return RN_LOG_WARN;
+	if (!strcasecmp(v, "VERSION"))
+		return RN_LOG_VERSION;
+	if (!strcasecmp(v, "INFO"))
+		return RN_LOG_INFO;
+	if (!strcasecmp(v, "TRACE"))
+		return RN_LOG_TRACE;
+	if (!strcasecmp(v, "NONE"))
+		return RN_LOG_NONE;
+	return RN_LOG_WARN;
+}
+
+static void rn_doc_logger(int level, unsigned long flags, const char *file, int line,
+			  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void rn_doc_logger(int level, unsigned long flags, const char *file, int line,
+			  const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)flags;
+	(void)file;
+	(void)line;
+	if (level == RN_LOG_NONE || level > rn_doc_log_level())
+		return;
+	if (rn_doc_log.n == RN_DOC_MAX_LOG) {
+		rn_doc_log.dropped++;
+		return;
+	}
+	rn_doc_log.line[rn_doc_log.n].level = level;
+	va_start(ap, fmt);
+	vsnprintf(rn_doc_log.line[rn_doc_log.n].msg, sizeof(rn_doc_log.line[0].msg), fmt, ap);
+	va_end(ap);
+	rn_doc_log.n++;
+}
+
+static const char *rn_doc_level_str(int level)
+{
+	return level == RN_LOG_WARN	 ? "WARN"
+	       : level == RN_LOG_INFO	 ? "INFO"
+	       : level == RN_LOG_TRACE	 ? "TRACE"
+	       : level == RN_LOG_ABORT	 ? "ABORT"
+	       : level == RN_LOG_VERSION ? "VERSION"
+					 : "?";
+}
+
+/* "log":[{"level":..,"message":..}],"log_dropped":N, */
+static void rn_doc_json_log(FILE *o)
+{
+	fprintf(o, "\"log\":[");
+	for (int i = 0; i < rn_doc_log.n; i++) {
+		fprintf(o, "%s{", i ? "," : "");
+		rn_json_kv(o, "level", rn_doc_level_str(rn_doc_log.line[i].level), true);
+		rn_json_kv(o, "message", rn_doc_log.line[i].msg, false);
+		fputc('}', o);
+	}
+	fprintf(o, "],\"log_dropped\":%d,", rn_doc_log.dropped);
+}
+
+/* The WARN lines logged since line from, without the prefix, joined by "; " into buf. */
+static void rn_doc_log_warns(int from, char *buf, size_t len)
+{
+	size_t pre = strlen(RN_LOG_PREFIX), at = 0;
+
+	buf[0] = '\0';
+	for (int i = from; i < rn_doc_log.n && at + 1 < len; i++) {
+		const char *m = rn_doc_log.line[i].msg;
+
+		if (rn_doc_log.line[i].level != RN_LOG_WARN)
+			continue;
+		if (!strncmp(m, RN_LOG_PREFIX, pre))
+			m += pre;
+		snprintf(buf + at, len - at, "%s%s", at ? "; " : "", m);
+		at += strlen(buf + at);
+	}
+}
+
 static void rn_doc_json(const struct rn_doc *doc, FILE *o)
 {
 	const struct rn_discovery *d = doc->d;
@@ -409,22 +539,9 @@ static void rn_doc_json(const struct rn_doc *doc, FILE *o)
 		first = false;
 		rn_json_str(o, rn_caps[i].name);
 	}
-	fprintf(o, "],\"variables\":{");
-	first = true;
-	for (char **e = environ; *e; e++) {
-		const char *eq = strchr(*e, '=');
-		char name[256];
-
-		if (!rn_is_our_var(*e) || !eq || (size_t)(eq - *e) >= sizeof(name))
-			continue;
-		memcpy(name, *e, (size_t)(eq - *e));
-		name[eq - *e] = '\0';
-		if (!first)
-			fputc(',', o);
-		first = false;
-		rn_json_kv(o, name, eq + 1, false);
-	}
-	fprintf(o, "}},\"devices_listed\":%d,\"ports\":[", d->nlisted);
+	fprintf(o, "],");
+	rn_doc_json_vars(o);
+	fprintf(o, "},\"devices_listed\":%d,\"ports\":[", d->nlisted);
 	for (int i = 0; i < d->nports; i++) {
 		const struct rn_port *p = &d->ports[i];
 		bool ib = p->link_layer == IBV_LINK_LAYER_INFINIBAND;
@@ -497,8 +614,34 @@ static void rn_doc_json(const struct rn_doc *doc, FILE *o)
 		fputc('}', o);
 	}
 	fprintf(o, "],");
+	rn_doc_json_log(o);
 	rn_json_kv(o, "verdict", doc->nproblems ? "problems" : "fit", false);
 	fprintf(o, "}\n");
+}
+
+/*
+ * The document when the doctor cannot judge the pod: verdict "usage-error" (exit 2) or
+ * "cannot-run" (exit 1), the stage that stopped it, the reason and the fix (also as the one
+ * problem, for consumers that only list problems), the variables set and railnet's log.
+ */
+static void rn_doc_json_fail(FILE *o, const char *verdict, const char *stage, const char *reason,
+			     const char *fix)
+{
+	fprintf(o, "{\"schema\":1,");
+	rn_json_kv(o, "version", RN_VERSION_STRING, true);
+	fprintf(o, "\"fit\":false,");
+	rn_json_kv(o, "verdict", verdict, true);
+	rn_json_kv(o, "stage", stage, true);
+	rn_json_kv(o, "reason", reason, true);
+	rn_json_kv(o, "fix", fix, true);
+	fprintf(o, "\"problems\":[{");
+	rn_json_kv(o, "what", reason, true);
+	rn_json_kv(o, "fix", fix, false);
+	fprintf(o, "}],\"environment\":{");
+	rn_doc_json_vars(o);
+	fprintf(o, "},");
+	rn_doc_json_log(o);
+	fprintf(o, "\"alignment\":null}\n");
 }
 
 /* ---- main -------------------------------------------------------------------------------- */
@@ -524,6 +667,10 @@ static void rn_usage(FILE *o)
 		"  --time N        benchmark: run discovery (with GID choice) N times and print "
 		"the\n"
 		"                  min, median and max time, then exit 0\n"
+		"  --gpus          each entry [DDDD:]BB:DD.F in hex; a repeat, an empty or a\n"
+		"                  malformed entry is a usage error\n"
+		"With --json, stdout is exactly one JSON document in every outcome (usage errors\n"
+		"and failures included) and railnet's log lines go into it, not to stderr.\n"
 		"Exit status: 0 fit, 1 problems found (or the doctor could not run), 2 usage "
 		"error.\n");
 }
@@ -572,58 +719,98 @@ static int rn_doc_time(const struct rn_config *cfg, const struct rn_ifaddr *ifa,
 	return 0;
 }
 
+/*
+ * The doctor stops without a verdict on the pod. Text: one line on stderr, after railnet's own
+ * WARN lines ("above"). --json: the document (rn_doc_json_fail), the WARN lines logged since
+ * log line from appended to the reason.
+ */
+static void rn_doc_fail(bool json, int from, const char *verdict, const char *stage,
+			const char *what, const char *fix)
+{
+	char warns[3072], reason[4096];
+
+	if (!json) {
+		fprintf(stderr, "railnet-doctor: %s%s%s%s\n", what, from >= 0 ? " (above)" : "",
+			fix ? "; " : "", fix ? fix : "");
+		return;
+	}
+	warns[0] = '\0';
+	if (from >= 0)
+		rn_doc_log_warns(from, warns, sizeof(warns));
+	snprintf(reason, sizeof(reason), "%s%s%s", what, warns[0] ? ": " : "", warns);
+	rn_doc_json_fail(stdout, verdict, stage, reason, fix);
+}
+
 int main(int argc, char **argv)
 {
 	struct rn_doc doc = { 0 };
 	struct rn_doc_opts opts;
 	struct rn_ifaddr *ifa = NULL;
-	const char *ifaddrs_file, *gpus_opt;
+	const char *ifaddrs_file;
 	bool json, usage;
-	int nifa = 0, runs, rc = 1;
+	int nifa = 0, runs, rc = 1, from;
 	double t0, load_ms;
-	char err[512];
+	char err[RN_DOC_ERR_MAX];
 
-	rc = rn_doc_opts_parse(argc, argv, false, &opts, &usage, err, sizeof(err));
+	/* quiet: the reason comes back in err, for stderr or for the --json document */
+	rc = rn_doc_opts_parse(argc, argv, true, &opts, &usage, err, sizeof(err));
 	if (rc == RN_DOC_HELP) {
 		rn_usage(stdout);
 		return 0;
 	}
 	if (rc) {
-		if (err[0])
-			fprintf(stderr, "railnet-doctor: %s\n", err);
+		if (opts.json) {
+			rn_doc_json_fail(stdout, "usage-error", "usage", err,
+					 "railnet-doctor --help lists the options");
+			return 2;
+		}
+		fprintf(stderr, "railnet-doctor: %s\n", err);
 		if (usage)
 			rn_usage(stderr);
 		return 2;
 	}
 	rc = 1;
 	json = opts.json;
+	if (json)
+		rn_log_set_logger(rn_doc_logger);
 	ifaddrs_file = opts.ifaddrs;
-	gpus_opt = opts.gpus;
 	runs = opts.runs;
 	if (ifaddrs_file) {
 		int bad = 0, r = rn_ifaddrs_load(ifaddrs_file, &ifa, &nifa, &bad);
 
 		if (r) {
 			if (r == -EINVAL)
-				fprintf(stderr,
-					"railnet-doctor: --ifaddrs %s: malformed at line %d\n",
-					ifaddrs_file, bad);
+				snprintf(err, sizeof(err), "--ifaddrs %s: malformed at line %d",
+					 ifaddrs_file, bad);
 			else
-				fprintf(stderr, "railnet-doctor: --ifaddrs %s: %s\n", ifaddrs_file,
-					strerror(-r));
+				snprintf(err, sizeof(err), "--ifaddrs %s: %s", ifaddrs_file,
+					 strerror(-r));
+			rn_doc_fail(
+				json, -1, "usage-error", "usage", err,
+				json ? "give a readable file of \"<ifname> <address>[/<prefix>]\" "
+				       "lines"
+				     : NULL);
 			return 2;
 		}
 	}
+	from = rn_doc_log.n;
 	if (rn_config_acquire()) {
-		fprintf(stderr, "railnet-doctor: the environment holds a bad value (above); "
-				"railnet's init would fail the same way\n");
+		rn_doc_fail(
+			json, from, "cannot-run", "environment",
+			"the environment holds a bad value, and railnet's init would fail the "
+			"same way",
+			"correct or unset the variable named (docs/env.md lists the values each "
+			"takes)");
 		goto out_free;
 	}
 	doc.cfg = rn_config();
 	t0 = rn_now_ms();
+	from = rn_doc_log.n;
 	if (rn_verbs_load(doc.cfg->ibverbs_lib)) {
-		fprintf(stderr, "railnet-doctor: cannot load libibverbs (above): railnet's init "
-				"would fail; install rdma-core's libibverbs in the image\n");
+		rn_doc_fail(json, from, "cannot-run", "libibverbs",
+			    "cannot load libibverbs, so railnet's init would fail",
+			    "install rdma-core's libibverbs in the image, or point "
+			    "RAILNET_IBVERBS_LIB at it");
 		goto out_release;
 	}
 	load_ms = rn_now_ms() - t0;
@@ -631,18 +818,19 @@ int main(int argc, char **argv)
 		rc = rn_doc_time(doc.cfg, ifa, ifaddrs_file ? nifa : 0, runs, load_ms);
 		goto out_unload;
 	}
+	from = rn_doc_log.n;
 	if (rn_discover(doc.cfg, ifaddrs_file ? ifa : NULL, nifa, &doc.d)) {
-		fprintf(stderr, "railnet-doctor: discovery failed (above)\n");
+		rn_doc_fail(json, from, "cannot-run", "discovery", "discovery failed", NULL);
 		goto out_unload;
 	}
 	rn_doc_env(&doc);
 	/* the devices offered: net.c's own numbering, from the same discovery */
 	if (rn_numbering_build(doc.d, doc.cfg->merge, &doc.num)) {
-		fprintf(stderr, "railnet-doctor: out of memory\n");
+		rn_doc_fail(json, -1, "cannot-run", "memory", "out of memory", NULL);
 		goto out_destroy;
 	}
-	if (rn_doc_align(&doc, gpus_opt)) {
-		fprintf(stderr, "railnet-doctor: out of memory\n");
+	if (rn_doc_align(&doc, &opts)) {
+		rn_doc_fail(json, -1, "cannot-run", "memory", "out of memory", NULL);
 		goto out_destroy;
 	}
 	rn_doc_verdict(&doc);
