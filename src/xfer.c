@@ -763,9 +763,12 @@ static int rn_check_fence(struct rn_xcomm *c)
 			break;
 	if (q == c->nqps || __atomic_load_n(&R->rep_in.gen, __ATOMIC_ACQUIRE) != gen)
 		return 0;
-	memcpy(fenced, (const void *)in->fenced, sizeof(fenced));
-	memcpy(rep, R->rep_in.slot, sizeof(rep));
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	/* word by word with acquire loads: none moves after the second look at the gens */
+	for (size_t i = 0; i < sizeof(fenced) / sizeof(fenced[0]); i++)
+		fenced[i] = __atomic_load_n(&in->fenced[i], __ATOMIC_ACQUIRE);
+	for (size_t i = 0; i < RN_XFER_SLOTS * sizeof(rep[0]) / 8; i++)
+		((uint64_t *)rep)[i] =
+			__atomic_load_n(&((const uint64_t *)R->rep_in.slot)[i], __ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&R->rep_in.gen, __ATOMIC_ACQUIRE) != gen ||
 	    __atomic_load_n(&in->fence_gen, __ATOMIC_ACQUIRE) != gen)
 		return 0;
