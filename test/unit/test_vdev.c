@@ -169,6 +169,16 @@ static void test_rails(void **state)
 	assert_int_equal(p[0].rail_id, 3);
 	assert_int_equal(p[1].rail_id, 4);
 
+	/* subnets that differ only above the id's 15 bits: one id, two keys (docs/data-path.md) */
+	p[0] = rail_port("a", 10, 0, 1, 24, RN_RAIL_FROM_SUBNET);
+	p[1] = rail_port("b", 12, 0, 1, 24, RN_RAIL_FROM_SUBNET);
+	rn_rail_derive(p, 2);
+	assert_int_equal(p[0].rail_id, 1);
+	assert_int_equal(p[1].rail_id, 1);
+	assert_int_not_equal(p[0].rail_key, 0);
+	assert_int_not_equal(p[1].rail_key, 0);
+	assert_int_not_equal(p[0].rail_key, p[1].rail_key);
+
 	/* two NICs per rail (run-2pod.spec): each subnet holds two ports, still rails */
 	p[0] = rail_port("a", 10, 20, 1, 16, RN_RAIL_FROM_SUBNET);
 	p[1] = rail_port("b", 10, 21, 1, 16, RN_RAIL_FROM_SUBNET);
