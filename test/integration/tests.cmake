@@ -94,8 +94,8 @@ else()
 endif()
 
 # Failover at NCCL's default transport timeouts with traffic both ways (railnet-bench --net
-# all-reduce between two pods, a port of either rank going down): recovery through
-# IBV_EVENT_PORT_ERR, counted in RAILNET_STATS, within a 10 s guard (a QP's retries: 34 s).
+# all-reduce between two pods, a port of either rank going down): both sides fail over
+# (RAILNET_STATS) within a 10 s guard (a QP's retries: 34 s).
 if(RN_BASH_PROG AND MPI_C_FOUND)
 	add_test(NAME failover_bidir COMMAND ${RN_BASH_PROG} ${RN_IT_DIR}/failover_bidir.sh
 		${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
