@@ -92,6 +92,7 @@ struct sv_gpu {
 	int numa;
 	char model[SV_NAME_MAX];
 	unsigned int vendor, device;
+	int cuda; /* cuda=<n>: bound to this machine's CUDA device n at build; -1: not bound */
 	int line;
 };
 
@@ -192,6 +193,20 @@ void sv_addr_str(const struct sv_addr *a, int with_prefix, char *buf, size_t len
 
 /* snprintf for paths and names whose length only the run time knows: -ENAMETOOLONG if cut. */
 int sv_pathf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/*
+ * Binds every `cuda=<n>` GPU to this machine's CUDA device n: its PCI address becomes the
+ * device's real bus id (from the CUDA driver, or SOFTVERBS_FABRIC_CUDA_BUSIDS, a comma list
+ * by CUDA index, for machines without a driver). 0, or -errno after one message on stderr.
+ */
+int sv_bind_cuda(struct sv_fabric *f);
+/*
+ * For `exec`: enters a private mount namespace whose /sys is the pod view laid out as the
+ * kernel would make it (the view's devices, class/infiniband, class/net, bus/pci, pci_bus)
+ * with the real parts a process needs bound in (devices/system, virtual netdevs, kernel,
+ * module, fs) and each bound GPU's real device directory bound over its place in the view.
+ */
+int sv_exec_sysfs(const char *view);
 
 /* Writers. Each returns 0 or a negative errno after printing a message on stderr. */
 int sv_build(const struct sv_fabric *f, const char *outdir);

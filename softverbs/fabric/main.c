@@ -23,7 +23,9 @@ static void usage(FILE *fp)
 		"       softverbs-fabric show SPEC            print every view's GID tables\n"
 		"       softverbs-fabric up OUTDIR [--node NODE]\n"
 		"       softverbs-fabric down OUTDIR\n"
-		"       softverbs-fabric exec OUTDIR NODE POD -- COMMAND [ARG...]\n"
+		"       softverbs-fabric exec [--host-sys] OUTDIR NODE POD -- COMMAND [ARG...]\n"
+		"            runs COMMAND in the pod: its network namespace, its environment\n"
+		"            and, unless --host-sys, a private /sys that is the pod's view\n"
 		"The spec grammar is in docs/fabric-spec.md; the output in docs/softverbs.md.\n");
 }
 
@@ -59,7 +61,7 @@ static int cmd_build(const char *spec, const char *outdir)
 
 	if (ret)
 		return ret;
-	ret = sv_build(f, outdir);
+	ret = sv_bind_cuda(f) ?: sv_build(f, outdir);
 	if (!ret) {
 		char abs[PATH_MAX];
 
@@ -128,6 +130,7 @@ static int cmd_show(const char *spec)
 static int load_built(const char *outdir, char *abs, struct sv_fabric **f)
 {
 	char spec[PATH_MAX];
+	int ret;
 
 	if (!realpath(outdir, abs)) {
 		fprintf(stderr, "softverbs-fabric: %s: %s\n", outdir, strerror(errno));
@@ -141,7 +144,13 @@ static int load_built(const char *outdir, char *abs, struct sv_fabric **f)
 			abs, outdir);
 		return -ENOENT;
 	}
-	return sv_fabric_parse_file(spec, stderr, f);
+	ret = sv_fabric_parse_file(spec, stderr, f);
+	if (!ret) {
+		ret = sv_bind_cuda(*f);
+		if (ret)
+			sv_fabric_destroy(*f);
+	}
+	return ret;
 }
 
 static int cmd_up(const char *outdir, const char *node)
@@ -207,7 +216,8 @@ static int load_env(const char *path)
 	return 0;
 }
 
-static int cmd_exec(const char *outdir, const char *node, const char *pod, char **argv)
+static int cmd_exec(const char *outdir, const char *node, const char *pod, int host_sys,
+		    char **argv)
 {
 	char abs[PATH_MAX], path[PATH_MAX];
 	const char *ns;
@@ -230,6 +240,20 @@ static int cmd_exec(const char *outdir, const char *node, const char *pod, char 
 			return -errno;
 		}
 		close(fd);
+	}
+	if (!host_sys) {
+		const char *view = getenv("SOFTVERBS_VIEW");
+
+		if (!view || !*view) {
+			fprintf(stderr, "softverbs-fabric exec: %s/%s/%s/env sets no SOFTVERBS_VIEW\n",
+				abs, node, pod);
+			return -EINVAL;
+		}
+		if (sv_exec_sysfs(view))
+			return -EIO;
+		/* the pod now reads /sys as software on a real node does */
+		setenv("SOFTVERBS_VIEW", "/sys", 1);
+		unsetenv("RAILNET_SYSFS_ROOT");
 	}
 	execvp(argv[0], argv);
 	fprintf(stderr, "softverbs-fabric exec: %s: %s\n", argv[0], strerror(errno));
@@ -259,8 +283,11 @@ int main(int argc, char **argv)
 		ret = cmd_up(argv[2], argc == 5 ? argv[4] : NULL);
 	} else if (!strcmp(cmd, "down") && argc == 3) {
 		ret = cmd_down(argv[2]);
+	} else if (!strcmp(cmd, "exec") && argc >= 8 && !strcmp(argv[2], "--host-sys") &&
+		   !strcmp(argv[6], "--")) {
+		ret = cmd_exec(argv[3], argv[4], argv[5], 1, argv + 7);
 	} else if (!strcmp(cmd, "exec") && argc >= 7 && !strcmp(argv[5], "--")) {
-		ret = cmd_exec(argv[2], argv[3], argv[4], argv + 6);
+		ret = cmd_exec(argv[2], argv[3], argv[4], 0, argv + 6);
 	} else {
 		usage(stderr);
 		return 2;

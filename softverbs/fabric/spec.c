@@ -1187,11 +1187,28 @@ static int do_gpu(struct sv_parser *ps)
 	g->root = find_root(n, t->val);
 	if (g->root < 0)
 		return perr(ps, t->vcol, "root '%s' is not declared on node %s", t->val, n->name);
+	g->cuda = -1;
+	t = opt(ps, "cuda");
+	if (t) {
+		unsigned long v;
+
+		if (!t->val || parse_uint(t->val, 63, &v))
+			return perr(ps, t->vcol,
+				    "cuda=%s: expected a CUDA device index 0-63 (the machine's GPU "
+				    "this spec GPU stands for)",
+				    t->val ? t->val : "");
+		for (int i = 0; i < n->ngpus; i++)
+			if (n->gpus[i].cuda == (int)v)
+				return perr(ps, t->vcol, "cuda=%lu is bound to gpu %s already", v,
+					    n->gpus[i].name);
+		g->cuda = (int)v;
+	}
 	if (below_root(ps, &n->roots[g->root], &g->pci) || root_numa(ps, g->root, &g->numa) ||
 	    str_opt(ps, "model", "NVIDIA A100-SXM4-40GB", g->model, sizeof(g->model)) ||
 	    hexid(ps, "vendor", 0x10de, &g->vendor) || hexid(ps, "device", 0x20b0, &g->device) ||
-	    check_tokens(ps, "pci root numa model vendor device"))
+	    check_tokens(ps, "pci root numa model vendor device cuda"))
 		return -EINVAL;
+
 	n->ngpus++;
 	ps->nic = ps->pod = -1;
 	return 0;

@@ -380,6 +380,94 @@ static int write_devices(struct sv_view *v)
 	return ret;
 }
 
+/* "../../.." up from a path of `depth` components below the view's root */
+static void up_path(const char *path, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (const char *c = path; *c; c++)
+		if (*c == '/' && n + 4 < len) {
+			memcpy(buf + n, "../", 4);
+			n += 3;
+		}
+	if (n + 4 < len)
+		memcpy(buf + n, "../", 4);
+}
+
+/*
+ * The kernel's ways to a PCI function, for one device at `path` (below the view) on bus
+ * `bus` behind the bridge at `parent` ("devices/pci0000:00" for a root port): its
+ * subsystem link, bus/pci/devices/<bdf> and class/pci_bus/<dddd:bb> with the bus's
+ * directory under the bridge. NCCL finds a device from its bus id through
+ * /sys/class/pci_bus/<dddd:bb>/../../<bdf>, and takes a NIC as PCI only when its subsystem
+ * resolves to bus/pci. A bus number behind two bridges (not possible on a real machine)
+ * keeps its first bridge.
+ */
+static int write_pci_links(struct sv_view *v, const char *path, const struct sv_pci *pci,
+			   const char *parent)
+{
+	char dir[PATH_MAX], up[256], target[PATH_MAX], bdf[32], bus[16];
+	struct stat st;
+	int ret;
+
+	sv_pci_str(pci, bdf, sizeof(bdf));
+	sv_pathf(bus, sizeof(bus), "%04x:%02x", pci->domain, pci->bus);
+	sv_pathf(dir, sizeof(dir), "%s/%s", v->dir, path);
+	up_path(path, up, sizeof(up));
+	sv_pathf(target, sizeof(target), "%sbus/pci", up);
+	ret = link_at(dir, "subsystem", target);
+	if (ret)
+		return ret;
+	sv_pathf(dir, sizeof(dir), "%s/bus/pci/devices", v->dir);
+	sv_pathf(target, sizeof(target), "../../../%s", path);
+	ret = link_at(dir, bdf, target);
+	if (ret)
+		return ret;
+	sv_pathf(dir, sizeof(dir), "%s/class/pci_bus/%s", v->dir, bus);
+	if (!lstat(dir, &st))
+		return 0;
+	sv_pathf(dir, sizeof(dir), "%s/%s/pci_bus/%s", v->dir, parent, bus);
+	ret = mkdir_p(dir);
+	if (ret)
+		return ret;
+	sv_pathf(dir, sizeof(dir), "%s/class/pci_bus", v->dir);
+	sv_pathf(target, sizeof(target), "../../%s/pci_bus/%s", parent, bus);
+	return link_at(dir, bus, target);
+}
+
+/*
+ * write_pci_links for every GPU, NIC and root port of the node. GPUs come first: a GPU
+ * bound to a real one (cuda=) keeps its real bus id, which on a VM is often the root bus
+ * itself (0000:00:06.0). Its bus then leads to the root port the spec puts it under, which
+ * is what NCCL follows from the bus id CUDA reports; nothing reads a root port's way back
+ * from its own bus.
+ */
+static int write_pci_tree(struct sv_view *v)
+{
+	const struct sv_node *n = v->n;
+	char path[256], parent[256];
+	int i, ret = 0;
+
+	for (i = 0; i < n->ngpus && !ret; i++) {
+		dev_path(n, n->gpus[i].root, &n->gpus[i].pci, path, sizeof(path));
+		root_path(&n->roots[n->gpus[i].root], parent, sizeof(parent));
+		ret = write_pci_links(v, path, &n->gpus[i].pci, parent);
+	}
+	for (i = 0; i < n->nnics && !ret; i++) {
+		dev_path(n, n->nics[i].root, &n->nics[i].pci, path, sizeof(path));
+		root_path(&n->roots[n->nics[i].root], parent, sizeof(parent));
+		ret = write_pci_links(v, path, &n->nics[i].pci, parent);
+	}
+	for (i = 0; i < n->nroots && !ret; i++) {
+		root_path(&n->roots[i], path, sizeof(path));
+		sv_pathf(parent, sizeof(parent), "devices/pci%04x:%02x", n->roots[i].port.domain,
+			 n->roots[i].port.bus);
+		ret = write_pci_links(v, path, &n->roots[i].port, parent);
+	}
+	return ret;
+}
+
 static int write_netdevs(struct sv_view *v)
 {
 	const struct sv_node *n = v->n;
@@ -468,7 +556,7 @@ static int write_gpus(struct sv_view *v)
 		fprintf(stderr, "softverbs-fabric: cannot write %s: %s\n", path, strerror(errno));
 		return -errno;
 	}
-	fprintf(fp, "# <name> <pci bus id> numa=<node> root=<root>: the GPUs of this %s\n",
+	fprintf(fp, "# <name> <pci bus id> numa=<node> root=<root> [cuda=<n>]: the GPUs of this %s\n",
 		v->pod < 0 ? "node" : "pod");
 	for (i = 0; i < n->ngpus; i++) {
 		const struct sv_gpu *g = &n->gpus[i];
@@ -479,8 +567,11 @@ static int write_gpus(struct sv_view *v)
 		if (!mine)
 			continue;
 		sv_pci_str(&g->pci, bdf, sizeof(bdf));
-		fprintf(fp, "%s %s numa=%d root=%s\n", g->name, bdf, g->numa,
+		fprintf(fp, "%s %s numa=%d root=%s", g->name, bdf, g->numa,
 			n->roots[g->root].name);
+		if (g->cuda >= 0)
+			fprintf(fp, " cuda=%d", g->cuda);
+		fputc('\n', fp);
 	}
 	return fclose(fp) ? -EIO : 0;
 }
@@ -565,7 +656,7 @@ static int write_view(const struct sv_fabric *f, const char *outdir, const struc
 	view_dir(outdir, n, pod, base, sizeof(base));
 	if (sv_pathf(v.dir, sizeof(v.dir), "%s/view", base))
 		return -ENAMETOOLONG;
-	ret = mkdir_p(v.dir) ?: write_devices(&v);
+	ret = mkdir_p(v.dir) ?: write_devices(&v) ?: write_pci_tree(&v);
 	for (i = 0; i < n->nnics && !ret; i++)
 		if (sv_nic_visible(n, v.viewer, i))
 			ret = write_ibdev(&v, i);

@@ -24,3 +24,7 @@ foreach(spec ${SV_FABRIC_SPECS})
 	add_test(NAME fabric_check_${base} COMMAND softverbs-fabric check ${spec})
 	set_tests_properties(fabric_check_${base} PROPERTIES LABELS softverbs)
 endforeach()
+# `exec`: the pod's private /sys, laid out as the kernel would, and cuda= binding (root)
+add_test(NAME fabric_exec_sys COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/fabric_exec_sys.sh
+	${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
+set_tests_properties(fabric_exec_sys PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120 LABELS softverbs)

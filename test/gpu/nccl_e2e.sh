@@ -18,14 +18,14 @@
 set -uo pipefail
 BUILD=$(cd "${1:-out/gpu}" && pwd)
 OUT=${2:-${OUT:-/tmp/railnet-e2e}}
-SPEC=${SPEC:-test/fixtures/small.spec}
+SPEC=${SPEC:-test/gpu/small-cuda.spec}
 COLLS=${COLLS:-all_reduce all_gather reduce_scatter sendrecv}
 MAXBYTES=${MAXBYTES:-1G}
 NP=${NP:-2}
-# ports: railnet offers the two ports as one device itself. With `auto` NCCL merges them with
-# makeVDevice, but the pod view's PCI paths are not under /sys, so NCCL 2.28 cannot place the
-# virtual NIC ("Could not find NET with id 0") or, in one process, keeps the physical ports.
-MERGE=${MERGE:-ports}
+# MERGE unset: railnet's defaults (NCCL >= 2.24 fuses the two ports with makeVDevice; the pod's
+# /sys from `softverbs-fabric exec` lets it place them). MERGE=ports: railnet offers the two
+# ports as one device itself (the path of NCCL < 2.24).
+MERGE=${MERGE:-}
 STEP=${STEP:-4}
 ITERS=${ITERS:-5}
 mkdir -p "$OUT"
@@ -77,7 +77,7 @@ for coll in $COLLS; do
 	"$BUILD/bin/softverbs-fabric" exec "$fab" node0 pod0 -- env \
 		LD_LIBRARY_PATH="$BUILD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
 		RAILNET_IBVERBS_LIB="$BUILD/softverbs/libibverbs.so.1" SOFTVERBS_RATE=off \
-		RAILNET_MERGE="$MERGE" \
+		${MERGE:+RAILNET_MERGE="$MERGE"} \
 		NCCL_NET_PLUGIN=railnet NCCL_NET=railnet NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 \
 		NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,GRAPH \
 		RAILNET_STATS="$OUT/$coll.stats.json" OMPI_ALLOW_RUN_AS_ROOT=1 \
@@ -97,6 +97,9 @@ for coll in $COLLS; do
 	other=$(grep -cE 'via (NET/(IB|Socket)|P2P|SHM)' "$log")
 	other=$((other + phys))
 	oob=$(grep -c 'Out of bounds values : 0 OK' "$log")
+	# the pod's /sys must let NCCL place the NICs and the GPU
+	nopath=$(grep -cE 'Could not find (real path|NET with id|any local path)' "$log")
+	other=$((other + nopath))
 	echo "== $coll: exit $rc, rows with #wrong != 0: $wrong, channels via railnet: $chans, via others: $other"
 	grep -E '^ *[0-9]+ +[0-9]+ |Avg bus bandwidth|Out of bounds' "$log" | tail -40
 	if [ "$rc" != 0 ] || [ "$wrong" != 0 ] || [ "$chans" = 0 ] || [ "$other" != 0 ] || [ "$oob" = 0 ]; then
@@ -104,5 +107,5 @@ for coll in $COLLS; do
 		grep -E 'WARN|rror' "$log" | head -20
 	fi
 done
-grep -hE 'NET/Plugin|Using network|railnet : (virtual|stats)|via NET/railnet' "$OUT"/*.log | sed -E 's/^[^ ]+ //' | sort | uniq -c | sort -rn | head -20
+grep -hE 'NET/Plugin|Using network|Made virtual device|railnet : (virtual|stats|GDR|GPUDirect)|via NET/railnet|Could not find' "$OUT"/*.log | sed -E 's/^[^ ]+ //' | sort | uniq -c | sort -rn | head -20
 exit $fail
