@@ -48,6 +48,8 @@ struct sv_root {
 	struct sv_pci port; /* the root port; its bus is the host bridge's bus */
 	int numa;	    /* os index of the NUMA node */
 	unsigned int vendor, device;
+	int has_switch;		/* switch=: a PCIe switch below the port, above every device */
+	struct sv_pci up, down; /* its upstream port, and the one downstream port in use */
 };
 
 struct sv_port {
@@ -124,6 +126,7 @@ struct sv_pod {
 struct sv_node {
 	char name[SV_NAME_MAX];
 	int exclusive; /* ib_core netns_mode=0 */
+	int gdr;       /* GPUDirect RDMA emulated: 1 peer memory, 2 dma-buf, 3 both, 0 none */
 	struct sv_numa *numas;
 	int nnumas;
 	struct sv_root *roots;

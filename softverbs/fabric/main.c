@@ -245,8 +245,9 @@ static int cmd_exec(const char *outdir, const char *node, const char *pod, int h
 		const char *view = getenv("SOFTVERBS_VIEW");
 
 		if (!view || !*view) {
-			fprintf(stderr, "softverbs-fabric exec: %s/%s/%s/env sets no SOFTVERBS_VIEW\n",
-				abs, node, pod);
+			fprintf(stderr,
+				"softverbs-fabric exec: %s/%s/%s/env sets no SOFTVERBS_VIEW\n", abs,
+				node, pod);
 			return -EINVAL;
 		}
 		if (sv_exec_sysfs(view))

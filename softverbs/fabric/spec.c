@@ -618,7 +618,9 @@ static int pci_in_use(const struct sv_node *n, const struct sv_pci *p)
 	int i;
 
 	for (i = 0; i < n->nroots; i++)
-		if (!memcmp(&n->roots[i].port, p, sizeof(*p)))
+		if (!memcmp(&n->roots[i].port, p, sizeof(*p)) ||
+		    (n->roots[i].has_switch && (!memcmp(&n->roots[i].up, p, sizeof(*p)) ||
+						!memcmp(&n->roots[i].down, p, sizeof(*p)))))
 			return 1;
 	for (i = 0; i < n->nnics; i++)
 		if (!memcmp(&n->nics[i].pci, p, sizeof(*p)))
@@ -804,7 +806,20 @@ static int do_node(struct sv_parser *ps)
 		else if (strcmp(t->val, "shared"))
 			return perr(ps, t->vcol, "netns=%s: expected shared or exclusive", t->val);
 	}
-	if (check_tokens(ps, "netns"))
+	t = opt(ps, "gdr");
+	if (t) {
+		static const char *const modes[] = { "off", "peermem", "dmabuf", "both" };
+
+		if (need_value(ps, t))
+			return -EINVAL;
+		for (i = 0; i < 4 && strcmp(t->val, modes[i]); i++)
+			;
+		if (i == 4)
+			return perr(ps, t->vcol, "gdr=%s: expected off, peermem, dmabuf or both",
+				    t->val);
+		n->gdr = i; /* SV_GDR_* bits: peermem 1, dmabuf 2 */
+	}
+	if (check_tokens(ps, "netns gdr"))
 		return -EINVAL;
 	ps->node = f->nnodes++;
 	ps->nic = ps->pod = -1;
@@ -905,7 +920,26 @@ static int do_root(struct sv_parser *ps)
 	strcpy(r->name, ps->tok[1].key);
 	if (pci_arg(ps, "port", &r->port) || need(ps, "numa", "<id>", &t) ||
 	    numa_ref(ps, t, &r->numa) || hexid(ps, "vendor", 0x1022, &r->vendor) ||
-	    hexid(ps, "device", 0x1483, &r->device) || check_tokens(ps, "port numa vendor device"))
+	    hexid(ps, "device", 0x1483, &r->device))
+		return -EINVAL;
+	t = opt(ps, "switch");
+	if (t) {
+		if (need_value(ps, t) || parse_pci(t->val, &r->up) || r->up.bus >= 0xfe ||
+		    r->up.domain != r->port.domain || r->up.bus <= r->port.bus)
+			return perr(ps, t->vcol,
+				    "switch=%s: expected the PCI address of the switch's upstream "
+				    "port, in the root port's domain, on a bus above the root "
+				    "port's and below fe",
+				    t->val ? t->val : "");
+		r->down = (struct sv_pci){ .domain = r->up.domain, .bus = r->up.bus + 1 };
+		if (pci_in_use(n, &r->up) || pci_in_use(n, &r->down))
+			return perr(ps, t->vcol,
+				    "switch=%s: the address (or its downstream port "
+				    "on the next bus) is used already",
+				    t->val);
+		r->has_switch = 1;
+	}
+	if (check_tokens(ps, "port numa vendor device switch"))
 		return -EINVAL;
 	n->nroots++;
 	return 0;
@@ -916,8 +950,17 @@ static int below_root(struct sv_parser *ps, const struct sv_root *r, const struc
 {
 	char a[32], b[32];
 
-	if (p->domain == r->port.domain && p->bus > r->port.bus)
+	if (p->domain == r->port.domain && p->bus > r->port.bus &&
+	    (!r->has_switch || p->bus > r->down.bus))
 		return 0;
+	if (r->has_switch && p->domain == r->port.domain && p->bus > r->port.bus) {
+		sv_pci_str(p, a, sizeof(a));
+		sv_pci_str(&r->down, b, sizeof(b));
+		return perr(ps, ps->tok[0].col,
+			    "%s cannot sit below root %s's switch: its bus must be above the "
+			    "switch's downstream port %s's",
+			    a, r->name, b);
+	}
 	sv_pci_str(p, a, sizeof(a));
 	sv_pci_str(&r->port, b, sizeof(b));
 	return perr(ps, ps->tok[0].col,

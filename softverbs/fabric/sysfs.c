@@ -40,8 +40,8 @@ static int parse_busid(const char *s, struct sv_pci *out)
 	unsigned int d, b, dev, fn;
 	char tail;
 
-	if (sscanf(s, "%x:%x:%x.%x%c", &d, &b, &dev, &fn, &tail) != 4 || d > 0xffff ||
-	    b > 0xff || dev > 0x1f || fn > 7)
+	if (sscanf(s, "%x:%x:%x.%x%c", &d, &b, &dev, &fn, &tail) != 4 || d > 0xffff || b > 0xff ||
+	    dev > 0x1f || fn > 7)
 		return -EINVAL;
 	out->domain = d, out->bus = b, out->dev = dev, out->fn = fn;
 	return 0;
@@ -60,7 +60,8 @@ static int cuda_busids(struct sv_pci *ids, int max)
 		char buf[1024], *save = NULL, *tok;
 
 		if (strlen(env) >= sizeof(buf)) {
-			fprintf(stderr, "softverbs-fabric: SOFTVERBS_FABRIC_CUDA_BUSIDS is too long\n");
+			fprintf(stderr,
+				"softverbs-fabric: SOFTVERBS_FABRIC_CUDA_BUSIDS is too long\n");
 			return -EINVAL;
 		}
 		strcpy(buf, env);
@@ -152,7 +153,8 @@ int sv_bind_cuda(struct sv_fabric *f)
 				if (!memcmp(&n->nics[k].pci, &ids[g->cuda], sizeof(ids[0]))) {
 					sv_pci_str(&ids[g->cuda], a, sizeof(a));
 					fprintf(stderr,
-						"%s:%d: gpu %s: CUDA device %d has bus id %s, which "
+						"%s:%d: gpu %s: CUDA device %d has bus id %s, "
+						"which "
 						"nic %s uses; give the nic another address\n",
 						f->file, g->line, g->name, g->cuda, a,
 						n->nics[k].name);
@@ -160,22 +162,41 @@ int sv_bind_cuda(struct sv_fabric *f)
 				}
 			sv_pci_str(&ids[g->cuda], a, sizeof(a));
 			sv_pci_str(&n->roots[g->root].port, b, sizeof(b));
+			for (int k = 0; k < n->nroots; k++)
+				if (n->roots[k].port.domain == ids[g->cuda].domain &&
+				    n->roots[k].port.bus == ids[g->cuda].bus) {
+					sv_pci_str(&ids[g->cuda], a, sizeof(a));
+					fprintf(stderr,
+						"%s:%d: gpu %s: CUDA device %d has bus id %s, on "
+						"the bus "
+						"of root %s's port: NCCL could not tell the two "
+						"apart; "
+						"give the root a port in another domain (e.g. "
+						"port=%04x:00:01.1, its NICs in that domain too) "
+						"and the "
+						"GPU sits below it\n",
+						f->file, g->line, g->name, g->cuda, a,
+						n->roots[k].name, ids[g->cuda].domain + 1);
+					return -EINVAL;
+				}
 			for (int k = 0; k < n->nnics; k++)
 				if (n->nics[k].root != g->root &&
 				    n->nics[k].pci.domain == ids[g->cuda].domain &&
 				    n->nics[k].pci.bus == ids[g->cuda].bus) {
 					fprintf(stderr,
-						"%s:%d: gpu %s: CUDA device %d is on bus %02x, as nic "
+						"%s:%d: gpu %s: CUDA device %d is on bus %02x, as "
+						"nic "
 						"%s of another root is; give the nic another bus\n",
-						f->file, g->line, g->name, g->cuda, ids[g->cuda].bus,
-						n->nics[k].name);
+						f->file, g->line, g->name, g->cuda,
+						ids[g->cuda].bus, n->nics[k].name);
 					return -EINVAL;
 				}
 			sv_pci_str(&g->pci, a, sizeof(a));
 			sv_pci_str(&ids[g->cuda], b, sizeof(b));
 			if (strcmp(a, b))
 				fprintf(stderr,
-					"softverbs-fabric: %s/%s: bound to CUDA device %d, bus id %s "
+					"softverbs-fabric: %s/%s: bound to CUDA device %d, bus id "
+					"%s "
 					"(in place of %s)\n",
 					n->name, g->name, g->cuda, b, a);
 			g->pci = ids[g->cuda];
@@ -377,7 +398,8 @@ int sv_exec_sysfs(const char *view)
 	if (mount("softverbs-sys", "/sys", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 		  "mode=0755,size=64m")) {
 		ret = -errno;
-		fprintf(stderr, "softverbs-fabric exec: mount tmpfs on /sys: %s\n", strerror(errno));
+		fprintf(stderr, "softverbs-fabric exec: mount tmpfs on /sys: %s\n",
+			strerror(errno));
 		goto out;
 	}
 	if (!realpath(view, copy_from)) {

@@ -259,12 +259,29 @@ static int write_roots(struct sv_xml *x, const struct sv_node *n, int numa)
 				x->gp++, rt->port.domain, rt->port.bus, rt->port.dev, rt->port.fn,
 				rt->vendor, rt->device, rt->port.domain, lo, hi);
 			info(x, 10, "SoftverbsRoot", rt->name);
+			/* a switch: upstream port, then the downstream port the devices hang on */
+			for (int k = 0; rt->has_switch && k < 2; k++) {
+				const struct sv_pci *sw = k ? &rt->down : &rt->up;
+
+				fprintf(x->fp,
+					"        <object type=\"Bridge\" gp_index=\"%u\" "
+					"bridge_type=\"1-1\" depth=\"%d\" "
+					"pci_busid=\"%04x:%02x:%02x.%x\" "
+					"pci_type=\"0604 [10b5:c040] [0000:0000] 00\" "
+					"pci_link_speed=\"31.507692\" "
+					"bridge_pci=\"%04x:[%02x-%02x]\">\n",
+					x->gp++, 2 + k, sw->domain, sw->bus, sw->dev, sw->fn,
+					sw->domain, sw->bus + 1,
+					hi > sw->bus + 1 ? hi : sw->bus + 1);
+			}
 			for (i = 0; i < cnt; i++) {
 				if (eps[i][0])
 					write_gpu(x, n, eps[i][1]);
 				else
 					write_nic(x, n, eps[i][1]);
 			}
+			if (rt->has_switch)
+				fputs("        </object>\n        </object>\n", x->fp);
 			fputs("        </object>\n", x->fp);
 		}
 		fputs("      </object>\n", x->fp);

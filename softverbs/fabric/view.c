@@ -155,12 +155,27 @@ static void root_path(const struct sv_root *r, char *buf, size_t len)
 	sv_pathf(buf, len, "devices/pci%04x:%02x/%s", r->port.domain, r->port.bus, port);
 }
 
+/* Where a root's devices hang: its port, or the downstream port of its switch. */
+static void below_path(const struct sv_root *r, char *buf, size_t len)
+{
+	char rp[128], up[32], down[32];
+
+	root_path(r, rp, sizeof(rp));
+	if (!r->has_switch) {
+		sv_pathf(buf, len, "%s", rp);
+		return;
+	}
+	sv_pci_str(&r->up, up, sizeof(up));
+	sv_pci_str(&r->down, down, sizeof(down));
+	sv_pathf(buf, len, "%s/%s/%s", rp, up, down);
+}
+
 static void dev_path(const struct sv_node *n, int root, const struct sv_pci *pci, char *buf,
 		     size_t len)
 {
-	char rp[128], bdf[32];
+	char rp[192], bdf[32];
 
-	root_path(&n->roots[root], rp, sizeof(rp));
+	below_path(&n->roots[root], rp, sizeof(rp));
 	sv_pci_str(pci, bdf, sizeof(bdf));
 	sv_pathf(buf, len, "%s/%s", rp, bdf);
 }
@@ -210,6 +225,47 @@ struct sv_view {
 	char dir[PATH_MAX];
 	int ifindex;
 };
+
+/*
+ * The binary files of a PCI function that libpci (perftest's relaxed-ordering check) and
+ * hwloc read: `config` (the 256-byte header: ids, class, header type, and for a bridge
+ * (sec > 0) its primary/secondary/subordinate buses; no capabilities) and `resource` (no BARs).
+ */
+static int write_pci_binary(const char *dir, unsigned int vendor, unsigned int device,
+			    unsigned int cls, unsigned int pri, unsigned int sec, unsigned int sub)
+{
+	uint8_t cfg[256] = { 0 };
+	char path[PATH_MAX];
+	FILE *fp;
+	int ret = 0;
+
+	cfg[0] = vendor & 0xff, cfg[1] = vendor >> 8;
+	cfg[2] = device & 0xff, cfg[3] = device >> 8;
+	cfg[4] = 0x06; /* memory space, bus master */
+	cfg[9] = cls & 0xff, cfg[10] = (cls >> 8) & 0xff, cfg[11] = (cls >> 16) & 0xff;
+	cfg[14] = sec ? 1 : 0;
+	if (sec)
+		cfg[0x18] = (uint8_t)pri, cfg[0x19] = (uint8_t)sec, cfg[0x1a] = (uint8_t)sub;
+	if (sv_pathf(path, sizeof(path), "%s/config", dir))
+		return -ENAMETOOLONG;
+	fp = fopen(path, "w");
+	if (!fp || fwrite(cfg, 1, sizeof(cfg), fp) != sizeof(cfg))
+		ret = -EIO;
+	if (fp && fclose(fp))
+		ret = -EIO;
+	if (ret) {
+		fprintf(stderr, "softverbs-fabric: cannot write %s\n", path);
+		return ret;
+	}
+	return put(dir, "resource",
+		   "0x0000000000000000 0x0000000000000000 0x0000000000000000\n"
+		   "0x0000000000000000 0x0000000000000000 0x0000000000000000\n"
+		   "0x0000000000000000 0x0000000000000000 0x0000000000000000\n"
+		   "0x0000000000000000 0x0000000000000000 0x0000000000000000\n"
+		   "0x0000000000000000 0x0000000000000000 0x0000000000000000\n"
+		   "0x0000000000000000 0x0000000000000000 0x0000000000000000") ?:
+	       put(dir, "irq", "0") ?: put(dir, "revision", "0x00");
+}
 
 static int write_pci_common(struct sv_view *v, const char *dir, unsigned int vendor,
 			    unsigned int device, unsigned int cls, int numa)
@@ -341,16 +397,46 @@ static int write_devices(struct sv_view *v)
 	int i, ret = 0, nvf;
 
 	for (i = 0; i < n->nroots && !ret; i++) {
-		root_path(&n->roots[i], rp, sizeof(rp));
+		const struct sv_root *r = &n->roots[i];
+
+		unsigned int lo = 0xff, hi = r->port.bus + 1;
+
+		/* the buses below the port: its devices' (and its switch's) */
+		for (int k = 0; k < n->ngpus; k++)
+			if (n->gpus[k].root == i) {
+				lo = n->gpus[k].pci.bus < lo ? n->gpus[k].pci.bus : lo;
+				hi = n->gpus[k].pci.bus > hi ? n->gpus[k].pci.bus : hi;
+			}
+		for (int k = 0; k < n->nnics; k++)
+			if (n->nics[k].root == i) {
+				lo = n->nics[k].pci.bus < lo ? n->nics[k].pci.bus : lo;
+				hi = n->nics[k].pci.bus > hi ? n->nics[k].pci.bus : hi;
+			}
+		lo = lo == 0xff ? r->port.bus + 1 : lo;
+		root_path(r, rp, sizeof(rp));
 		sv_pathf(dir, sizeof(dir), "%s/%s", v->dir, rp);
-		ret = write_pci_common(v, dir, n->roots[i].vendor, n->roots[i].device, 0x060400,
-				       n->roots[i].numa);
+		ret = write_pci_common(v, dir, r->vendor, r->device, 0x060400, r->numa)
+			      ?: write_pci_binary(dir, r->vendor, r->device, 0x060400, r->port.bus,
+						  r->has_switch ? r->up.bus : lo, hi);
+		if (ret || !r->has_switch)
+			continue;
+		/* a PCIe switch (Broadcom PEX, 10b5:c040): upstream port, downstream port */
+		sv_pci_str(&r->up, bdf, sizeof(bdf));
+		sv_pathf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/%s", bdf);
+		ret = write_pci_common(v, dir, 0x10b5, 0xc040, 0x060400, r->numa)
+			      ?: write_pci_binary(dir, 0x10b5, 0xc040, 0x060400, r->up.bus,
+						  r->down.bus, hi);
+		sv_pci_str(&r->down, bdf, sizeof(bdf));
+		sv_pathf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/%s", bdf);
+		ret = ret ?: write_pci_common(v, dir, 0x10b5, 0xc040, 0x060400, r->numa) ?:
+		      write_pci_binary(dir, 0x10b5, 0xc040, 0x060400, r->down.bus, lo, hi);
 	}
 	for (i = 0; i < n->ngpus && !ret; i++) {
 		dev_path(n, n->gpus[i].root, &n->gpus[i].pci, pcipath, sizeof(pcipath));
 		sv_pathf(dir, sizeof(dir), "%s/%s", v->dir, pcipath);
 		ret = write_pci_common(v, dir, n->gpus[i].vendor, n->gpus[i].device, 0x030200,
-				       n->gpus[i].numa)
+				       n->gpus[i].numa) ?:
+		      write_pci_binary(dir, n->gpus[i].vendor, n->gpus[i].device, 0x030200, 0, 0, 0)
 			      ?: put(dir, "label", "%s", n->gpus[i].model);
 	}
 	for (i = 0; i < n->nnics && !ret; i++) {
@@ -358,7 +444,8 @@ static int write_devices(struct sv_view *v)
 
 		dev_path(n, c->root, &c->pci, pcipath, sizeof(pcipath));
 		sv_pathf(dir, sizeof(dir), "%s/%s", v->dir, pcipath);
-		ret = write_pci_common(v, dir, c->vendor, c->device, 0x020700, c->numa);
+		ret = write_pci_common(v, dir, c->vendor, c->device, 0x020700, c->numa)
+			      ?: write_pci_binary(dir, c->vendor, c->device, 0x020700, 0, 0, 0);
 		if (ret || c->vf_of < 0)
 			continue;
 		/* SR-IOV links both ways, as in sysfs */
@@ -437,11 +524,8 @@ static int write_pci_links(struct sv_view *v, const char *path, const struct sv_
 }
 
 /*
- * write_pci_links for every GPU, NIC and root port of the node. GPUs come first: a GPU
- * bound to a real one (cuda=) keeps its real bus id, which on a VM is often the root bus
- * itself (0000:00:06.0). Its bus then leads to the root port the spec puts it under, which
- * is what NCCL follows from the bus id CUDA reports; nothing reads a root port's way back
- * from its own bus.
+ * write_pci_links for every root port, GPU and NIC of the node. A GPU bound to a real one
+ * (cuda=) keeps its real bus id, which sv_bind_cuda checks is not a root port's own bus.
  */
 static int write_pci_tree(struct sv_view *v)
 {
@@ -449,21 +533,36 @@ static int write_pci_tree(struct sv_view *v)
 	char path[256], parent[256];
 	int i, ret = 0;
 
+	for (i = 0; i < n->nroots && !ret; i++) {
+		const struct sv_root *r = &n->roots[i];
+		char up[32];
+
+		root_path(r, path, sizeof(path));
+		sv_pathf(parent, sizeof(parent), "devices/pci%04x:%02x", r->port.domain,
+			 r->port.bus);
+		ret = write_pci_links(v, path, &r->port, parent);
+		if (ret || !r->has_switch)
+			continue;
+		sv_pci_str(&r->up, up, sizeof(up));
+		sv_pathf(parent, sizeof(parent), "%s", path);
+		sv_pathf(path, sizeof(path), "%s/%s", parent, up);
+		ret = write_pci_links(v, path, &r->up, parent);
+		if (ret)
+			break;
+		below_path(r, path, sizeof(path));
+		sv_pathf(parent, sizeof(parent), "%s", path);
+		*strrchr(parent, '/') = 0;
+		ret = write_pci_links(v, path, &r->down, parent);
+	}
 	for (i = 0; i < n->ngpus && !ret; i++) {
 		dev_path(n, n->gpus[i].root, &n->gpus[i].pci, path, sizeof(path));
-		root_path(&n->roots[n->gpus[i].root], parent, sizeof(parent));
+		below_path(&n->roots[n->gpus[i].root], parent, sizeof(parent));
 		ret = write_pci_links(v, path, &n->gpus[i].pci, parent);
 	}
 	for (i = 0; i < n->nnics && !ret; i++) {
 		dev_path(n, n->nics[i].root, &n->nics[i].pci, path, sizeof(path));
-		root_path(&n->roots[n->nics[i].root], parent, sizeof(parent));
+		below_path(&n->roots[n->nics[i].root], parent, sizeof(parent));
 		ret = write_pci_links(v, path, &n->nics[i].pci, parent);
-	}
-	for (i = 0; i < n->nroots && !ret; i++) {
-		root_path(&n->roots[i], path, sizeof(path));
-		sv_pathf(parent, sizeof(parent), "devices/pci%04x:%02x", n->roots[i].port.domain,
-			 n->roots[i].port.bus);
-		ret = write_pci_links(v, path, &n->roots[i].port, parent);
 	}
 	return ret;
 }
@@ -556,7 +655,8 @@ static int write_gpus(struct sv_view *v)
 		fprintf(stderr, "softverbs-fabric: cannot write %s: %s\n", path, strerror(errno));
 		return -errno;
 	}
-	fprintf(fp, "# <name> <pci bus id> numa=<node> root=<root> [cuda=<n>]: the GPUs of this %s\n",
+	fprintf(fp,
+		"# <name> <pci bus id> numa=<node> root=<root> [cuda=<n>]: the GPUs of this %s\n",
 		v->pod < 0 ? "node" : "pod");
 	for (i = 0; i < n->ngpus; i++) {
 		const struct sv_gpu *g = &n->gpus[i];
@@ -567,8 +667,7 @@ static int write_gpus(struct sv_view *v)
 		if (!mine)
 			continue;
 		sv_pci_str(&g->pci, bdf, sizeof(bdf));
-		fprintf(fp, "%s %s numa=%d root=%s", g->name, bdf, g->numa,
-			n->roots[g->root].name);
+		fprintf(fp, "%s %s numa=%d root=%s", g->name, bdf, g->numa, n->roots[g->root].name);
 		if (g->cuda >= 0)
 			fprintf(fp, " cuda=%d", g->cuda);
 		fputc('\n', fp);
@@ -598,6 +697,9 @@ int sv_write_netns_files(const struct sv_fabric *f, const char *outdir, const st
 	}
 	fprintf(fp, "node %s\npod %s\nnetns %s\nrdv %s\n", n->name,
 		pod < 0 ? "host" : n->pods[pod].name, netns && *netns ? netns : "-", rdv);
+	if (n->gdr)
+		fprintf(fp, "gdr %s\n",
+			(const char *const[]){ "off", "peermem", "dmabuf", "both" }[n->gdr]);
 	for (i = 0; i < n->nnics; i++) {
 		const struct sv_nic *c = &n->nics[i];
 
@@ -665,6 +767,10 @@ static int write_view(const struct sv_fabric *f, const char *outdir, const struc
 	sv_pathf(base, sizeof(base), "%s/class/infiniband", v.dir);
 	ret = mkdir_p(base) ?: write_netdevs(&v) ?:
 	      put(v.dir, "module/ib_core/parameters/netns_mode", "%s", n->exclusive ? "N" : "Y");
+	/* GDR mode with peer memory: the module a node with nvidia-peermem loaded shows */
+	if (!ret && (n->gdr & 1))
+		ret = put(v.dir, "module/nvidia_peermem/version", "softverbs")
+			      ?: put(v.dir, "module/nvidia_peermem/initstate", "live");
 	if (ret)
 		return ret;
 	sv_pathf(base, sizeof(base), "%s/softverbs", v.dir);

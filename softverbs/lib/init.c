@@ -143,6 +143,18 @@ static void sv_do_init(void)
 	if (e && *e)
 		snprintf(sv_g.rdv, sizeof(sv_g.rdv), "%s", e);
 	sv_view_load();
+	/* GDR mode: the view's `gdr` line, overridden by the environment */
+	e = getenv("SOFTVERBS_GDR");
+	if (e && *e)
+		sv_gdr_configure(e, "SOFTVERBS_GDR");
+	e = getenv("SOFTVERBS_GDR_ORDER");
+	if (e && *e) {
+		if (!strcmp(e, "relaxed") || !strcmp(e, "strict"))
+			sv_gdr_relaxed = !strcmp(e, "relaxed");
+		else
+			sv_log("SOFTVERBS_GDR_ORDER=%s: want strict or relaxed; strict", e);
+	}
+	sv_gdr_check_driver();
 	if (!sv_g.rdv[0] && sv_fmt(sv_g.rdv, sizeof(sv_g.rdv), "%s/softverbs/rdv", sv_g.view) >=
 				    (int)sizeof(sv_g.rdv))
 		sv_g.rdv[0] = '\0';

@@ -83,6 +83,11 @@ static bool sv_mapped(void *addr, size_t len)
 	return madvise((void *)start, end - start, MADV_NORMAL) == 0;
 }
 
+/* ibv_reg_dmabuf_mr in GDR dma-buf mode is registering GPU memory on this thread */
+static __thread bool sv_reg_dmabuf;
+static struct ibv_mr *sv_reg_dmabuf_gpu(struct ibv_pd *pd, size_t length, uint64_t iova, int fd,
+					int access);
+
 SV_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *ibpd, void *addr, size_t length,
 					  uint64_t iova, unsigned int access)
 {
@@ -90,7 +95,7 @@ SV_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *ibpd, void *addr, size_
 	struct sv_ctx *ctx = pd->ctx;
 	struct sv_mr *mr;
 	uint32_t slot;
-	int err = sv_fail("ibv_reg_mr");
+	int err = sv_fail("ibv_reg_mr"), gpu, dev = -1;
 
 	if (err)
 		goto err_out;
@@ -103,7 +108,13 @@ SV_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *ibpd, void *addr, size_
 		goto err_out;
 	if (!length || (uintptr_t)addr + length < (uintptr_t)addr || iova + length < iova)
 		goto err_out;
-	if (!sv_mapped(addr, length)) {
+	/* GPU memory: only in GDR mode (peer memory), as a kernel without it answers EFAULT */
+	gpu = sv_gpu_classify(addr, length, &dev);
+	if (gpu < 0 || (gpu > 0 && !(sv_gdr_mode & SV_GDR_PEERMEM) && !sv_reg_dmabuf)) {
+		err = EFAULT;
+		goto err_out;
+	}
+	if (!gpu && !sv_mapped(addr, length)) {
 		err = EFAULT;
 		goto err_out;
 	}
@@ -136,6 +147,7 @@ SV_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *ibpd, void *addr, size_
 	mr->pd = pd;
 	mr->iova = iova;
 	mr->access = (int)access;
+	mr->gpu = gpu > 0 ? dev : -1;
 	mr->mr.context = ibpd->context;
 	mr->mr.pd = ibpd;
 	mr->mr.addr = addr;
@@ -180,6 +192,8 @@ SV_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, s
 	ssize_t n;
 
 	(void)offset;
+	if ((!e || strcmp(e, "memfd")) && (sv_gdr_mode & SV_GDR_DMABUF))
+		return sv_reg_dmabuf_gpu(pd, length, iova, fd, access);
 	if (!e || strcmp(e, "memfd")) {
 		errno = EOPNOTSUPP;
 		return NULL;
@@ -202,6 +216,45 @@ SV_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, s
 	return ibv_reg_mr_iova2(pd, (void *)(uintptr_t)iova, length, iova, (unsigned int)access);
 }
 
+/*
+ * dma-buf in GDR mode: the fd must be a dma-buf (its /proc/self/fd link names "dmabuf", as the
+ * kernel's dma-buf files and the CUDA driver's exports do; -1: EBADF, as a probe expects), and
+ * [iova, iova + length) must be GPU memory of this process, the address the caller exported
+ * it from (NCCL and railnet pass it as iova). The region is that GPU memory.
+ */
+static struct ibv_mr *sv_reg_dmabuf_gpu(struct ibv_pd *pd, size_t length, uint64_t iova, int fd,
+					int access)
+{
+	char link[64], target[128];
+	struct ibv_mr *mr;
+	ssize_t n;
+	int dev;
+
+	if (fd < 0) {
+		errno = EBADF;
+		return NULL;
+	}
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n < 0) {
+		errno = EBADF;
+		return NULL;
+	}
+	target[n] = 0;
+	if (!strstr(target, "dmabuf")) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (sv_gpu_classify((void *)(uintptr_t)iova, length, &dev) != 1) {
+		errno = EFAULT;
+		return NULL;
+	}
+	sv_reg_dmabuf = true;
+	mr = ibv_reg_mr_iova2(pd, (void *)(uintptr_t)iova, length, iova, (unsigned int)access);
+	sv_reg_dmabuf = false;
+	return mr;
+}
+
 SV_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 			   size_t length, int access)
 {
@@ -221,6 +274,8 @@ SV_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 	pthread_mutex_lock(&ctx->mr_lock);
 	ctx->mrs[mr->slot] = NULL;
 	pthread_mutex_unlock(&ctx->mr_lock);
+	if (mr->gpu >= 0)
+		sv_gpu_fence(mr->gpu); /* no write into GPU memory after it is handed back */
 	__atomic_sub_fetch(&mr->pd->refs, 1, __ATOMIC_RELEASE);
 	free(mr);
 	return 0;

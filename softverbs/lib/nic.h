@@ -36,7 +36,8 @@ struct sv_conn {
 
 	bool ack_pending; /* responder: coalesced ACK not yet queued */
 	uint32_t ack_msn;
-	uint64_t copied; /* responder: bytes moved since the last flush */
+	uint64_t copied;    /* responder: bytes moved since the last flush */
+	uint64_t gpu_dirty; /* responder: GPU devices written since the last settle (bits) */
 
 	/* responder, stream path: READ response being streamed out */
 	bool rd_active;

@@ -217,9 +217,12 @@ static void sv_conn_flush(struct sv_conn *c)
 
 /* ---- local memory: SGE lists against the MR table (mr_lock held) ------------------------ */
 
-/* Turns SGEs into iovecs after the lkey/PD/bounds/access checks; IBV_WC_* status. */
+/*
+ * Turns SGEs into iovecs after the lkey/PD/bounds/access checks; IBV_WC_* status. devs[k] is
+ * the CUDA device of iovec k's memory (GDR mode), -1 for host memory.
+ */
 static int sv_sge_iov(struct sv_ctx *ctx, struct sv_pd *pd, const struct ibv_sge *sge, uint32_t n,
-		      bool local_write, struct iovec *iov, uint32_t *niov)
+		      bool local_write, struct iovec *iov, int *devs, uint32_t *niov)
 {
 	uint32_t i, k = 0;
 
@@ -234,36 +237,77 @@ static int sv_sge_iov(struct sv_ctx *ctx, struct sv_pd *pd, const struct ibv_sge
 			return IBV_WC_LOC_PROT_ERR;
 		iov[k].iov_base = sv_mr_va(mr, sge[i].addr);
 		iov[k].iov_len = sge[i].length;
+		devs[k] = mr->gpu;
 		k++;
 	}
 	*niov = k;
 	return IBV_WC_SUCCESS;
 }
 
-/* Copies between a flat buffer and an iovec list starting at byte offset off. */
-static void sv_iov_copy(const struct iovec *iov, uint32_t n, uint64_t off, char *buf, uint64_t len,
-			bool to_iov)
+/* Marks device dev's memory written since the last sv_gpu_settle. */
+static void sv_gpu_dirty(uint64_t *dirty, int dev)
+{
+	if (dev >= 0)
+		*dirty |= 1ull << (dev & 63);
+}
+
+/*
+ * Before a completion or acknowledgement that says data has landed: in strict GDR order,
+ * waits for the writes into GPU memory marked in *dirty (they are visible when the CQE is).
+ * Relaxed order leaves them to a later read of the GPU memory (NCCL's flush). 0 or -EIO.
+ */
+static int sv_gpu_settle(uint64_t *dirty)
+{
+	int rc = 0;
+
+	for (int d = 0; *dirty && d < 64; d++)
+		if ((*dirty >> d) & 1) {
+			*dirty &= ~(1ull << d);
+			if (!sv_gdr_relaxed && sv_gpu_fence(d))
+				rc = -EIO;
+		}
+	return rc;
+}
+
+/* One copy between host memory and memory of device dev (-1: host). 0 or -EIO. */
+static int sv_copy(int dev, void *dst, const void *src, uint64_t len, bool into_dev,
+		   uint64_t *dirty)
+{
+	if (dev < 0) {
+		sv_dma_begin();
+		memcpy(dst, src, len);
+		sv_dma_end();
+		return 0;
+	}
+	if (!into_dev)
+		return sv_gpu_read(dev, dst, src, len);
+	sv_gpu_dirty(dirty, dev);
+	return sv_gpu_write(dev, dst, src, len);
+}
+
+/* Copies between a flat buffer and an iovec list starting at byte offset off. 0 or -EIO. */
+static int sv_iov_copy(const struct iovec *iov, const int *devs, uint32_t n, uint64_t off,
+		       char *buf, uint64_t len, bool to_iov, uint64_t *dirty)
 {
 	uint32_t i;
 
-	sv_dma_begin();
 	for (i = 0; i < n && len; i++) {
 		uint64_t l = iov[i].iov_len, take;
+		char *seg = (char *)iov[i].iov_base;
 
 		if (off >= l) {
 			off -= l;
 			continue;
 		}
 		take = l - off < len ? l - off : len;
-		if (to_iov)
-			memcpy((char *)iov[i].iov_base + off, buf, take);
-		else
-			memcpy(buf, (char *)iov[i].iov_base + off, take);
+		if (to_iov ? sv_copy(devs[i], seg + off, buf, take, true, dirty)
+			   : sv_copy(devs[i], buf, seg + off, take, false, dirty))
+			return -EIO;
 		buf += take;
 		len -= take;
 		off = 0;
 	}
-	sv_dma_end();
+	return 0;
 }
 
 /* Moves len bytes between our iovecs and the peer's; loops over partial transfers. */
@@ -306,6 +350,77 @@ static int sv_vm_copy(pid_t pid, struct iovec *liov, uint32_t nl, struct iovec *
 				riov++;
 				nr--;
 			}
+		}
+	}
+	return 0;
+}
+
+/* The iovecs of bytes [off, off + len) of the list iov[0..n); their count. */
+static uint32_t sv_iov_slice(const struct iovec *iov, uint32_t n, uint64_t off, uint64_t len,
+			     struct iovec *out, uint32_t max)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < n && len && k < max; i++) {
+		uint64_t l = iov[i].iov_len, take;
+
+		if (off >= l) {
+			off -= l;
+			continue;
+		}
+		take = l - off < len ? l - off : len;
+		out[k].iov_base = (char *)iov[i].iov_base + off;
+		out[k].iov_len = take;
+		k++;
+		len -= take;
+		off = 0;
+	}
+	return k;
+}
+
+#define SV_BOUNCE (1u << 20)
+
+/*
+ * sv_vm_copy where some local iovecs are GPU memory (devs[i] >= 0), which the kernel cannot
+ * reach: through a bounce buffer, SV_BOUNCE bytes at a time.
+ */
+static int sv_vm_copy_dev(pid_t pid, struct iovec *liov, const int *devs, uint32_t nl,
+			  struct iovec *riov, uint32_t nr, uint64_t len, bool write,
+			  uint64_t *dirty)
+{
+	static __thread char *bounce;
+	uint64_t done = 0;
+	bool gpu = false;
+
+	for (uint32_t i = 0; i < nl; i++)
+		gpu |= devs[i] >= 0;
+	if (!gpu)
+		return sv_vm_copy(pid, liov, nl, riov, nr, len, write);
+	if (!bounce && !(bounce = malloc(SV_BOUNCE)))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < nl && done < len; i++) {
+		for (uint64_t o = 0; o < liov[i].iov_len && done < len;) {
+			uint64_t l = liov[i].iov_len - o;
+			struct iovec b = { .iov_base = bounce }, r[SV_MAX_IOV];
+			char *seg = (char *)liov[i].iov_base + o;
+			uint32_t k;
+			int rc;
+
+			l = l < SV_BOUNCE ? l : SV_BOUNCE;
+			l = l < len - done ? l : len - done;
+			b.iov_len = l;
+			k = sv_iov_slice(riov, nr, done, l, r, SV_MAX_IOV);
+			if (write) {
+				rc = sv_copy(devs[i], bounce, seg, l, false, dirty)
+					     ?: sv_vm_copy(pid, &b, 1, r, k, l, true);
+			} else {
+				rc = sv_vm_copy(pid, &b, 1, r, k, l, false)
+					     ?: sv_copy(devs[i], seg, bounce, l, true, dirty);
+			}
+			if (rc)
+				return rc;
+			o += l;
+			done += l;
 		}
 	}
 	return 0;
@@ -395,6 +510,7 @@ static int sv_resp_req(struct sv_conn *c, const struct sv_hdr *h, const char *bo
 	bool last = vm || (h->flags & SV_F_LAST);
 	uint64_t len = vm ? h->total : h->len;
 	struct iovec liov[SV_MAX_SGE + 1], riov[SV_MAX_IOV];
+	int ldevs[SV_MAX_SGE + 1];
 	uint32_t nl = 0, nr = 0, i;
 	struct sv_mr *mr;
 	int nak, st;
@@ -464,19 +580,20 @@ static int sv_resp_req(struct sv_conn *c, const struct sv_hdr *h, const char *bo
 		if (len && mr) {
 			char *dst = sv_mr_va(mr, h->raddr + (vm ? 0 : h->off));
 
+			ldevs[0] = mr->gpu;
 			if (vm) {
 				liov[0].iov_base = dst;
 				liov[0].iov_len = len;
-				st = sv_vm_copy(c->peer_pid, liov, 1, riov, nr, len, false);
+				st = sv_vm_copy_dev(c->peer_pid, liov, ldevs, 1, riov, nr, len,
+						    false, &c->gpu_dirty);
 			} else {
-				sv_dma_begin();
-				memcpy(dst, body, len);
-				sv_dma_end();
-				st = 0;
+				st = sv_copy(mr->gpu, dst, body, len, true, &c->gpu_dirty);
 			}
 		} else {
 			st = 0;
 		}
+		if (!st && last && c->gpu_dirty)
+			st = sv_gpu_settle(&c->gpu_dirty);
 		pthread_mutex_unlock(&ctx->mr_lock);
 		c->copied += len;
 		pthread_mutex_lock(&qp->lock);
@@ -517,7 +634,7 @@ static int sv_resp_req(struct sv_conn *c, const struct sv_hdr *h, const char *bo
 			goto drop;
 		pthread_mutex_lock(&ctx->mr_lock);
 		st = sv_sge_iov(ctx, qp->pd, qp->cur_rwqe.sge, qp->cur_rwqe.num_sge, true, liov,
-				&nl);
+				ldevs, &nl);
 		for (i = 0; i < nl; i++)
 			cap += liov[i].iov_len;
 		if (st != IBV_WC_SUCCESS || h->total > cap) {
@@ -535,10 +652,14 @@ static int sv_resp_req(struct sv_conn *c, const struct sv_hdr *h, const char *bo
 		st = 0;
 		if (len) {
 			if (vm)
-				st = sv_vm_copy(c->peer_pid, liov, nl, riov, nr, len, false);
+				st = sv_vm_copy_dev(c->peer_pid, liov, ldevs, nl, riov, nr, len,
+						    false, &c->gpu_dirty);
 			else
-				sv_iov_copy(liov, nl, h->off, (char *)body, len, true);
+				st = sv_iov_copy(liov, ldevs, nl, h->off, (char *)body, len, true,
+						 &c->gpu_dirty);
 		}
+		if (!st && last && c->gpu_dirty)
+			st = sv_gpu_settle(&c->gpu_dirty);
 		pthread_mutex_unlock(&ctx->mr_lock);
 		c->copied += len;
 		pthread_mutex_lock(&qp->lock);
@@ -573,7 +694,9 @@ static int sv_resp_req(struct sv_conn *c, const struct sv_hdr *h, const char *bo
 			if (h->total) {
 				liov[0].iov_base = sv_mr_va(mr, h->raddr);
 				liov[0].iov_len = h->total;
-				st = sv_vm_copy(c->peer_pid, liov, 1, riov, nr, h->total, true);
+				ldevs[0] = mr->gpu;
+				st = sv_vm_copy_dev(c->peer_pid, liov, ldevs, 1, riov, nr, h->total,
+						    true, &c->gpu_dirty);
 			}
 			pthread_mutex_unlock(&ctx->mr_lock);
 			c->copied += h->total;
@@ -632,10 +755,18 @@ static void sv_resp_read_pump(struct sv_conn *c)
 			break;
 		}
 		body = sv_conn_begin(c, &h);
-		if (body && h.len) {
-			sv_dma_begin();
-			memcpy(body, sv_mr_va(mr, c->rd_addr + c->rd_off), h.len);
-			sv_dma_end();
+		if (body && h.len &&
+		    sv_copy(mr->gpu, body, sv_mr_va(mr, c->rd_addr + c->rd_off), h.len, false,
+			    NULL)) {
+			/* the GPU's memory could not be read: a remote error, nothing committed */
+			pthread_mutex_unlock(&ctx->mr_lock);
+			h.type = SV_MSG_NAK;
+			h.aux = SV_NAK_REM_OP;
+			h.len = 0;
+			h.flags = 0;
+			sv_conn_queue(c, &h, NULL, 0);
+			c->rd_active = false;
+			break;
 		}
 		pthread_mutex_unlock(&ctx->mr_lock);
 		if (!body)
@@ -708,6 +839,7 @@ static void sv_req_read_resp(struct sv_qp *qp, const struct sv_hdr *h, const cha
 	struct sv_ctx *ctx = qp->ctx;
 	struct sv_swqe *w;
 	struct iovec iov[SV_MAX_SGE + 1];
+	int devs[SV_MAX_SGE + 1];
 	uint32_t n;
 	int st;
 
@@ -717,9 +849,11 @@ static void sv_req_read_resp(struct sv_qp *qp, const struct sv_hdr *h, const cha
 	if (w->opcode != IBV_WR_RDMA_READ || h->off + h->len > w->len)
 		return;
 	pthread_mutex_lock(&ctx->mr_lock);
-	st = sv_sge_iov(ctx, qp->pd, w->sge, w->num_sge, true, iov, &n);
-	if (st == IBV_WC_SUCCESS)
-		sv_iov_copy(iov, n, h->off, (char *)body, h->len, true);
+	st = sv_sge_iov(ctx, qp->pd, w->sge, w->num_sge, true, iov, devs, &n);
+	if (st == IBV_WC_SUCCESS &&
+	    (sv_iov_copy(iov, devs, n, h->off, (char *)body, h->len, true, &qp->gpu_dirty) ||
+	     ((h->flags & SV_F_LAST) && qp->gpu_dirty && sv_gpu_settle(&qp->gpu_dirty))))
+		st = IBV_WC_LOC_PROT_ERR; /* the GPU's memory could not be written */
 	pthread_mutex_unlock(&ctx->mr_lock);
 	if (st != IBV_WC_SUCCESS) {
 		sv_qp_to_err(qp, st);
@@ -848,19 +982,26 @@ static bool sv_req_transmit(struct sv_qp *qp, struct sv_conn *c, struct sv_swqe 
 	}
 	if (c->vm || w->opcode == IBV_WR_RDMA_READ) {
 		struct iovec iov[SV_MAX_SGE + 1];
+		int devs[SV_MAX_SGE + 1];
+		bool vm = c->vm;
 		uint32_t n, i;
 		char *body;
 		int st;
 
 		pthread_mutex_lock(&ctx->mr_lock);
 		st = sv_sge_iov(ctx, qp->pd, w->sge, w->num_sge, w->opcode == IBV_WR_RDMA_READ, iov,
-				&n);
+				devs, &n);
 		pthread_mutex_unlock(&ctx->mr_lock);
 		if (st != IBV_WC_SUCCESS) {
 			w->status = st;
 			return true;
 		}
-		if (c->vm) {
+		/* the peer's kernel cannot reach our GPU memory: such payload goes in the stream */
+		for (i = 0; i < n; i++)
+			vm &= devs[i] < 0;
+		if (!vm && w->opcode != IBV_WR_RDMA_READ)
+			goto stream;
+		if (vm) {
 			h.flags |= SV_F_VM;
 			h.niov = n;
 			h.len = n * (uint32_t)sizeof(struct sv_iov);
@@ -870,7 +1011,7 @@ static bool sv_req_transmit(struct sv_qp *qp, struct sv_conn *c, struct sv_swqe 
 		body = sv_conn_begin(c, &h);
 		if (!body)
 			return true;
-		for (i = 0; c->vm && i < n; i++) {
+		for (i = 0; vm && i < n; i++) {
 			struct sv_iov e = { .addr = (uintptr_t)iov[i].iov_base,
 					    .len = iov[i].iov_len };
 
@@ -879,9 +1020,12 @@ static bool sv_req_transmit(struct sv_qp *qp, struct sv_conn *c, struct sv_swqe 
 		sv_conn_commit(c, &h);
 		return true;
 	}
+stream:
 	/* stream path: chunks of payload gathered from the SGEs */
 	do {
 		struct iovec iov[SV_MAX_SGE + 1];
+		int devs[SV_MAX_SGE + 1];
+		uint64_t unused = 0;
 		uint32_t n;
 		char *body;
 		int st;
@@ -896,15 +1040,19 @@ static bool sv_req_transmit(struct sv_qp *qp, struct sv_conn *c, struct sv_swqe 
 		if (w->off + h.len == w->len)
 			h.flags |= SV_F_LAST;
 		pthread_mutex_lock(&ctx->mr_lock);
-		st = sv_sge_iov(ctx, qp->pd, w->sge, w->num_sge, false, iov, &n);
+		st = sv_sge_iov(ctx, qp->pd, w->sge, w->num_sge, false, iov, devs, &n);
 		if (st != IBV_WC_SUCCESS) {
 			pthread_mutex_unlock(&ctx->mr_lock);
 			w->status = st;
 			return true;
 		}
 		body = sv_conn_begin(c, &h);
-		if (body)
-			sv_iov_copy(iov, n, w->off, body, h.len, false);
+		if (body && sv_iov_copy(iov, devs, n, w->off, body, h.len, false, &unused)) {
+			/* the GPU's memory could not be read: nothing sent, a local error */
+			pthread_mutex_unlock(&ctx->mr_lock);
+			w->status = IBV_WC_LOC_PROT_ERR;
+			return true;
+		}
 		pthread_mutex_unlock(&ctx->mr_lock);
 		if (!body)
 			return true;

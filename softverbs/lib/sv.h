@@ -127,6 +127,24 @@ struct sv_global {
 };
 
 extern struct sv_global sv_g;
+
+/* GPUDirect RDMA emulation (gpu.c) */
+#define SV_GDR_PEERMEM 1 /* ibv_reg_mr on CUDA device pointers */
+#define SV_GDR_DMABUF 2	 /* ibv_reg_dmabuf_mr on dma-buf fds of GPU memory */
+extern int sv_gdr_mode;
+extern bool sv_gdr_relaxed;
+/* Sets sv_gdr_mode from "off|peermem|dmabuf|both" (comma list); origin names it in messages. */
+void sv_gdr_configure(const char *how, const char *origin);
+/* In GDR mode: one line when no CUDA driver can be loaded (only host memory then). */
+void sv_gdr_check_driver(void);
+/* 1: [addr, addr+len) is CUDA device memory of device *dev; 0: it is not; -EFAULT: it leaves
+ * its allocation. */
+int sv_gpu_classify(const void *addr, size_t len, int *dev);
+/* Into GPU memory (asynchronous, on the device's stream), out of it (waits, after every earlier
+ * write), and waiting for the device's writes. 0 or -EIO. */
+int sv_gpu_write(int dev, void *dst, const void *src, size_t len);
+int sv_gpu_read(int dev, void *dst, const void *src, size_t len);
+int sv_gpu_fence(int dev);
 extern volatile uint64_t sv_cookie;
 
 void sv_init(void);
@@ -198,6 +216,7 @@ struct sv_mr {
 	uint64_t iova;
 	int access;
 	uint32_t slot;
+	int gpu; /* CUDA device ordinal of GPU memory (GDR mode), -1: host memory */
 };
 
 struct sv_chan {
@@ -253,6 +272,7 @@ struct sv_qp {
 	struct sv_pd *pd;
 	struct sv_cq *scq, *rcq;
 	struct sv_qp *next;
+	uint64_t gpu_dirty;   /* requester: GPU devices READ responses wrote (NIC only) */
 	pthread_mutex_t lock; /* rings, state, attributes */
 
 	int state; /* enum ibv_qp_state */

@@ -253,6 +253,8 @@ static void sv_load_config(void)
 		} else if (!strcmp(key, "rdv") && n >= 2) {
 			if (!getenv("SOFTVERBS_RDV"))
 				sv_fmt(sv_g.rdv, sizeof(sv_g.rdv), "%s", a);
+		} else if (!strcmp(key, "gdr") && n >= 2) {
+			sv_gdr_configure(a, path);
 		} else if (!strcmp(key, "netns")) {
 			/* informational: the namespace is compared by inode at connect time */
 		} else if (!strcmp(key, "port") && n >= 3) {

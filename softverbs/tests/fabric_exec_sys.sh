@@ -150,23 +150,29 @@ berr 's/cuda=1/cuda=0/' 0000:0c:00.0 "CUDA device 0 has bus id 0000:0c:00.0, whi
 berr 's/cuda=1/cuda=0/' xyz "SOFTVERBS_FABRIC_CUDA_BUSIDS: 'xyz' is not a PCI bus id"
 berr 's/cuda=1/cuda=0/' "" "gpu gpu0: cuda=0, but this machine has no CUDA device"
 berr 's/cuda=1/cuda=x/' 0000:18:00.0 "cuda=x: expected a CUDA device index 0-63"
+berr 's/cuda=1/cuda=0/' 0000:00:06.0 "CUDA device 0 has bus id 0000:00:06.0, on the bus of root r0's port"
 # bound to a real PCI function of this machine: its real directory is the pod's GPU, below
-# the spec's root port, even when its bus is the root bus (a VM's flat tree, as the H200 VMs'
-# 0000:00:06.0); NCCL's way from the bus id leads there
+# the spec's root port, even when its bus is a root bus (a VM's flat tree, as the H200 VMs'
+# 0000:00:06.0; the root port is then in another domain); NCCL's way from the bus id, and
+# from the root port's, lead there
 real=$(find /sys/bus/pci/devices/ -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null | sort | head -1)
 if [ -n "$real" ] && [ -r "/sys/bus/pci/devices/$real/vendor" ]; then
 	rm -rf "$dir/c2"
-	SOFTVERBS_FABRIC_CUDA_BUSIDS=0000:18:00.0,$real "$fab" build "$dir/cuda.spec" "$dir/c2" \
+	sed 's/0000:00:01.1/0001:00:01.1/; s/pci=0000:0f:00.0/pci=0001:0f:00.0/; s/pci=0000:0c:00.0/pci=0001:0c:00.0/' \
+		"$dir/cuda.spec" >"$dir/c2.spec"
+	SOFTVERBS_FABRIC_CUDA_BUSIDS=0000:18:00.0,$real "$fab" build "$dir/c2.spec" "$dir/c2" \
 		>"$dir/c2.log" 2>&1 || bad "cuda build bound to $real failed: $(cat "$dir/c2.log")"
 	# shellcheck disable=SC2016  # expanded inside the pod
 	"$fab" exec "$dir/c2" node0 pod0 -- sh -c '
 		g=$SOFTVERBS_GPUS
 		echo "path=$(realpath -e "/sys/class/pci_bus/${g%:*}/../../$g")"
 		echo "vendor=$(cat "/sys/bus/pci/devices/$g/vendor")"
-		echo "nic=$(realpath -e /sys/class/infiniband/mlx5_0/device)"' >"$dir/c2.txt" 2>&1
-	if ! grep -qx "path=/sys/devices/pci0000:00/0000:00:01.1/$real" "$dir/c2.txt" ||
+		echo "nic=$(realpath -e /sys/class/infiniband/mlx5_0/device)"
+		echo "port=$(realpath -e /sys/class/pci_bus/0001:00/../../0001:00:01.1)"' >"$dir/c2.txt" 2>&1
+	if ! grep -qx "path=/sys/devices/pci0001:00/0001:00:01.1/$real" "$dir/c2.txt" ||
 		! grep -qx "vendor=$(cat "/sys/bus/pci/devices/$real/vendor")" "$dir/c2.txt" ||
-		! grep -qx "nic=/sys/devices/pci0000:00/0000:00:01.1/0000:0c:00.0" "$dir/c2.txt"; then
+		! grep -qx "nic=/sys/devices/pci0001:00/0001:00:01.1/0001:0c:00.0" "$dir/c2.txt" ||
+		! grep -qx "port=/sys/devices/pci0001:00/0001:00:01.1" "$dir/c2.txt"; then
 		bad "GPU bound to $real: $(cat "$dir/c2.txt")"
 	fi
 else

@@ -99,3 +99,24 @@ endif()
 sv_add_tests(test_sv_stress test_sv_stress.c "bidir;bidir_rnr")
 sv_add_tests(test_sv_stress test_sv_stress.c "bidir;bidir_rnr" SUFFIX .stream
 	ENV "SOFTVERBS_VM=off")
+
+# GDR mode on a stand-in CUDA driver (fake_cuda.c): device memory that the CPU cannot touch,
+# copies that land only when the stream is synchronised
+add_library(sv_fake_cuda SHARED fake_cuda.c)
+set_target_properties(sv_fake_cuda PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/test)
+set(SV_FAKE_CUDA "SOFTVERBS_CUDA_LIB=$<TARGET_FILE:sv_fake_cuda>")
+sv_add_tests(test_sv_gdr test_sv_gdr.c "data;data_dmabuf"
+	ENV "${SV_FAKE_CUDA};SOFTVERBS_GDR=both")
+sv_add_tests(test_sv_gdr test_sv_gdr.c "data;data_dmabuf" SUFFIX .stream
+	ENV "${SV_FAKE_CUDA};SOFTVERBS_GDR=both;SOFTVERBS_VM=off")
+sv_add_tests(test_sv_gdr test_sv_gdr.c "relaxed"
+	ENV "${SV_FAKE_CUDA};SOFTVERBS_GDR=peermem;SOFTVERBS_GDR_ORDER=relaxed")
+sv_add_tests(test_sv_gdr test_sv_gdr.c "relaxed" SUFFIX .stream
+	ENV "${SV_FAKE_CUDA};SOFTVERBS_GDR=peermem;SOFTVERBS_GDR_ORDER=relaxed;SOFTVERBS_VM=off")
+foreach(m off peermem dmabuf both)
+	sv_add_tests(test_sv_gdr test_sv_gdr.c "register" SUFFIX .${m}
+		ENV "${SV_FAKE_CUDA};SOFTVERBS_GDR=${m}")
+endforeach()
+add_dependencies(test_sv_gdr sv_fake_cuda)
+sv_add_tests(test_sv_gdr test_sv_gdr.c "no_driver"
+	ENV "SOFTVERBS_CUDA_LIB=/nonexistent/libcuda.so.1;SOFTVERBS_GDR=both")

@@ -14,6 +14,8 @@
 #   BUILD holds libnccl-net-railnet.so, bin/{railnet-bench,softverbs-fabric},
 #   softverbs/libibverbs.so.1 (test/gpu/stage.sh fills out/gpu with them).
 #   COLLS="all_reduce all_gather reduce_scatter sendrecv"  MAXBYTES=1G  STEP=4  ITERS=5
+#   SPEC=test/gpu/small-cuda.spec (GPUDirect on every channel: via NET/railnet/<vNIC>/GDRDMA)
+#   SPEC=test/gpu/misaligned-cuda.spec EXPECT=misaligned (GPUDirect on the GPU's NIC only)
 # Exit: 0 pass, 1 fail, 77 cannot run here.
 set -uo pipefail
 BUILD=$(cd "${1:-out/gpu}" && pwd)
@@ -88,8 +90,16 @@ for coll in $COLLS; do
 	# #wrong of both placements (N/A where a placement has no check, e.g. in-place sendrecv)
 	wrong=$(awk '/^ *[0-9]+ +[0-9]+ /{ if (($9 != "0" && $9 != "N/A") || ($NF != "0" && $NF != "N/A")) bad++ } END { print bad + 0 }' "$log")
 	chans=$(grep -cE 'via NET/railnet/[0-9]+' "$log")
-	# the channels must use a device of both ports (railnet's merged one, or NCCL's vNIC)
-	if [ "$MERGE" = ports ]; then
+	# the channels must use a device of both ports (railnet's merged one, or NCCL's vNIC);
+	# EXPECT=misaligned (test/gpu/misaligned-cuda.spec): two single-port NICs; railnet offers
+	# GPU memory on device 0 (below the GPU's switch) only, and NCCL runs its channels there
+	# with GPUDirect (as the seeds' jobs used only the PFs on their GPUs' roots); device 1
+	# (another root) is host memory only, never GDRDMA
+	if [ "${EXPECT:-}" = misaligned ]; then
+		phys=$(grep -cE 'via NET/railnet/([2-9]|1/GDRDMA)' "$log")
+		[ "$(grep -cE 'via NET/railnet/0/GDRDMA' "$log")" -gt 0 ] || phys=$((phys + 1))
+		grep -q 'railnet : mlx5_2: host: no GPU this process can use' "$log" || phys=$((phys + 1))
+	elif [ "$MERGE" = ports ]; then
 		phys=$(grep -cE 'via NET/railnet/[1-9]' "$log")
 	else
 		phys=$(grep -cE 'via NET/railnet/[01]([^0-9]|$)' "$log")
@@ -97,6 +107,11 @@ for coll in $COLLS; do
 	other=$(grep -cE 'via (NET/(IB|Socket)|P2P|SHM)' "$log")
 	other=$((other + phys))
 	oob=$(grep -c 'Out of bounds values : 0 OK' "$log")
+	# GPUDirect: every channel on GPU memory when the spec's node emulates it (gdr=)
+	if grep -qE '^node .*gdr=(peermem|dmabuf|both)' "$SPEC" && [ "${EXPECT:-}" != misaligned ]; then
+		nogdr=$((chans - $(grep -cE 'via NET/railnet/[0-9]+/GDRDMA' "$log")))
+		other=$((other + nogdr))
+	fi
 	# the pod's /sys must let NCCL place the NICs and the GPU
 	nopath=$(grep -cE 'Could not find (real path|NET with id|any local path)' "$log")
 	other=$((other + nopath))

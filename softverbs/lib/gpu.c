@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * GPUDirect RDMA emulation: GPU memory as a NIC with peer memory (nvidia-peermem) or dma-buf
+ * registration would reach it.
+ *
+ * Off unless the view's config says `gdr <peermem|dmabuf|both>` (softverbs-fabric writes it
+ * for a node with gdr=) or SOFTVERBS_GDR says so. Then ibv_reg_mr on a CUDA device pointer and
+ * ibv_reg_dmabuf_mr on a dma-buf fd whose iova is one register GPU memory regions; the NIC
+ * moves their bytes with the CUDA driver (opened with dlopen: SOFTVERBS_CUDA_LIB, else a
+ * libcuda.so.1 the process has already loaded) on one non-blocking stream per device:
+ *  - writes into GPU memory (RDMA WRITE, SEND, READ responses) are asynchronous copies;
+ *  - reads of GPU memory (the source of a WRITE or SEND, a READ of a GPU region) are copies on
+ *    the same stream, waited for, so they see every earlier write, as a NIC's read does;
+ *  - ordering, SOFTVERBS_GDR_ORDER: `strict` (default) waits for a message's writes before its
+ *    completion and acknowledgement (Hopper and later: data is visible when the CQE is, so
+ *    NCCL does not flush); `relaxed` does not (Ampere and earlier: only a READ of the GPU
+ *    memory, NCCL's flush, makes earlier writes visible), so a missing flush shows as stale
+ *    data in the GPU.
+ * Without GDR mode a device pointer is refused with EFAULT, as a kernel without peer memory
+ * refuses it; with GDR mode and no CUDA driver, registration of device memory cannot happen
+ * (the process has none) and one line says so.
+ */
+#include "sv.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef unsigned long long sv_cuptr;
+typedef void *sv_cuctx;
+typedef void *sv_custream;
+
+#define SV_CU_POINTER_ATTRIBUTE_MEMORY_TYPE 2
+#define SV_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL 9
+#define SV_CU_MEMORYTYPE_DEVICE 2
+#define SV_CU_STREAM_NON_BLOCKING 1
+#define SV_GPU_MAX_DEV 64
+
+static struct {
+	pthread_once_t once;
+	pthread_mutex_t lock;
+	void *lib;
+	int (*init)(unsigned int);
+	int (*ptr_attr)(void *, int, sv_cuptr);
+	int (*addr_range)(sv_cuptr *, size_t *, sv_cuptr);
+	int (*dev_get)(int *, int);
+	int (*primary_retain)(sv_cuctx *, int);
+	int (*ctx_get)(sv_cuctx *);
+	int (*ctx_set)(sv_cuctx);
+	int (*stream_create)(sv_custream *, unsigned int);
+	int (*stream_sync)(sv_custream);
+	int (*h2d_async)(sv_cuptr, const void *, size_t, sv_custream);
+	int (*d2h_async)(void *, sv_cuptr, size_t, sv_custream);
+	struct {
+		sv_cuctx ctx;
+		sv_custream stream;
+		bool ready;
+	} dev[SV_GPU_MAX_DEV];
+} g = { .once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER };
+
+int sv_gdr_mode;       /* SV_GDR_* bits */
+bool sv_gdr_relaxed;   /* SOFTVERBS_GDR_ORDER=relaxed */
+static bool gdr_error; /* one line said why GPU memory cannot be used */
+
+void sv_gdr_configure(const char *how, const char *origin)
+{
+	char buf[64], *save = NULL;
+
+	if (!how)
+		return;
+	sv_gdr_mode = 0;
+	sv_fmt(buf, sizeof(buf), "%s", how);
+	for (char *t = strtok_r(buf, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
+		if (!strcmp(t, "peermem"))
+			sv_gdr_mode |= SV_GDR_PEERMEM;
+		else if (!strcmp(t, "dmabuf"))
+			sv_gdr_mode |= SV_GDR_DMABUF;
+		else if (!strcmp(t, "both"))
+			sv_gdr_mode |= SV_GDR_PEERMEM | SV_GDR_DMABUF;
+		else if (strcmp(t, "off"))
+			sv_log("%s: GDR mode \"%s\" unknown (allowed: off, peermem, dmabuf, both); "
+			       "GDR off",
+			       origin, t);
+	}
+}
+
+void sv_gdr_check_driver(void)
+{
+	const char *path = getenv("SOFTVERBS_CUDA_LIB");
+	void *h;
+
+	if (!sv_gdr_mode)
+		return;
+	h = dlopen(path && *path ? path : "libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+	if (h) {
+		dlclose(h);
+		return;
+	}
+	gdr_error = true;
+	sv_log("GDR mode (%s%s): no CUDA driver (%s: %s); only host memory can be registered",
+	       sv_gdr_mode & SV_GDR_PEERMEM ? "peermem" : "",
+	       sv_gdr_mode == (SV_GDR_PEERMEM | SV_GDR_DMABUF) ? ", dmabuf"
+	       : sv_gdr_mode & SV_GDR_DMABUF		       ? "dmabuf"
+							       : "",
+	       path && *path ? path : "libcuda.so.1", dlerror());
+}
+
+static void *sym(const char *name)
+{
+	void *p = dlsym(g.lib, name);
+
+	if (!p && !gdr_error) {
+		gdr_error = true;
+		sv_log("GDR mode: the CUDA driver lacks %s; GPU memory cannot be registered", name);
+	}
+	return p;
+}
+
+static void load(void)
+{
+	const char *path = getenv("SOFTVERBS_CUDA_LIB");
+
+	/* a process that has not loaded the driver has no GPU memory to register */
+	g.lib = path && *path ? dlopen(path, RTLD_NOW | RTLD_LOCAL)
+			      : dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+	if (!g.lib) {
+		if (path && *path) {
+			gdr_error = true;
+			sv_log("GDR mode: SOFTVERBS_CUDA_LIB=%s cannot be loaded (%s); GPU memory "
+			       "cannot be registered, host memory works",
+			       path, dlerror());
+		}
+		return;
+	}
+	*(void **)&g.init = sym("cuInit");
+	*(void **)&g.ptr_attr = sym("cuPointerGetAttribute");
+	*(void **)&g.addr_range = sym("cuMemGetAddressRange_v2");
+	*(void **)&g.dev_get = sym("cuDeviceGet");
+	*(void **)&g.primary_retain = sym("cuDevicePrimaryCtxRetain");
+	*(void **)&g.ctx_get = sym("cuCtxGetCurrent");
+	*(void **)&g.ctx_set = sym("cuCtxSetCurrent");
+	*(void **)&g.stream_create = sym("cuStreamCreate");
+	*(void **)&g.stream_sync = sym("cuStreamSynchronize");
+	*(void **)&g.h2d_async = sym("cuMemcpyHtoDAsync_v2");
+	*(void **)&g.d2h_async = sym("cuMemcpyDtoHAsync_v2");
+	if (gdr_error || g.init(0)) {
+		if (!gdr_error)
+			sv_log("GDR mode: cuInit failed; GPU memory cannot be registered");
+		gdr_error = true;
+		g.lib = NULL;
+	}
+}
+
+int sv_gpu_classify(const void *addr, size_t len, int *dev)
+{
+	unsigned int type = 0;
+	sv_cuptr base = 0;
+	size_t size = 0;
+	int ord = -1;
+
+	pthread_once(&g.once, load);
+	if (!g.lib)
+		return 0;
+	if (g.ptr_attr(&type, SV_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (sv_cuptr)(uintptr_t)addr) ||
+	    type != SV_CU_MEMORYTYPE_DEVICE)
+		return 0; /* not CUDA memory, or host/managed memory the CPU reaches */
+	if (g.ptr_attr(&ord, SV_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, (sv_cuptr)(uintptr_t)addr) ||
+	    ord < 0 || ord >= SV_GPU_MAX_DEV ||
+	    g.addr_range(&base, &size, (sv_cuptr)(uintptr_t)addr) ||
+	    (uintptr_t)addr + len > base + size)
+		return -EFAULT; /* device memory, but the range leaves its allocation */
+	*dev = ord;
+	return 1;
+}
+
+/* The device's context and stream, made on first use; false after one line if impossible. */
+static bool dev_ready(int dev)
+{
+	bool ok;
+
+	if (__atomic_load_n(&g.dev[dev].ready, __ATOMIC_ACQUIRE))
+		return true;
+	pthread_mutex_lock(&g.lock);
+	if (!g.dev[dev].ready) {
+		sv_cuctx ctx = NULL, old = NULL;
+		sv_custream s = NULL;
+		int d;
+
+		if (g.dev_get(&d, dev) || g.primary_retain(&ctx, d)) {
+			sv_log("GDR mode: no context for CUDA device %d", dev);
+		} else {
+			g.ctx_get(&old);
+			g.ctx_set(ctx);
+			if (g.stream_create(&s, SV_CU_STREAM_NON_BLOCKING))
+				sv_log("GDR mode: cannot create a stream on CUDA device %d", dev);
+			else
+				g.dev[dev].stream = s;
+			g.ctx_set(old);
+			g.dev[dev].ctx = ctx;
+			__atomic_store_n(&g.dev[dev].ready, s != NULL, __ATOMIC_RELEASE);
+		}
+	}
+	ok = g.dev[dev].ready;
+	pthread_mutex_unlock(&g.lock);
+	return ok;
+}
+
+/* Runs with the device's context current on this thread, then restores the caller's. */
+#define SV_WITH_CTX(dev, rc, expr)                 \
+	do {                                       \
+		sv_cuctx old_ = NULL;              \
+		g.ctx_get(&old_);                  \
+		if (old_ != g.dev[dev].ctx)        \
+			g.ctx_set(g.dev[dev].ctx); \
+		rc = (expr);                       \
+		if (old_ != g.dev[dev].ctx)        \
+			g.ctx_set(old_);           \
+	} while (0)
+
+int sv_gpu_write(int dev, void *dst, const void *src, size_t len)
+{
+	int rc;
+
+	if (!dev_ready(dev))
+		return -EIO;
+	SV_WITH_CTX(dev, rc, g.h2d_async((sv_cuptr)(uintptr_t)dst, src, len, g.dev[dev].stream));
+	return rc ? -EIO : 0;
+}
+
+int sv_gpu_read(int dev, void *dst, const void *src, size_t len)
+{
+	int rc;
+
+	if (!dev_ready(dev))
+		return -EIO;
+	SV_WITH_CTX(dev, rc,
+		    g.d2h_async(dst, (sv_cuptr)(uintptr_t)src, len, g.dev[dev].stream)
+			    ?: g.stream_sync(g.dev[dev].stream));
+	return rc ? -EIO : 0;
+}
+
+int sv_gpu_fence(int dev)
+{
+	int rc;
+
+	if (!dev_ready(dev))
+		return -EIO;
+	SV_WITH_CTX(dev, rc, g.stream_sync(g.dev[dev].stream));
+	return rc ? -EIO : 0;
+}

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * A stand-in for the CUDA driver, for testing softverbs' GDR mode on machines without a GPU
+ * (loaded through SOFTVERBS_CUDA_LIB). It has the driver entry points softverbs uses, with
+ * the behaviour that matters:
+ *  - "device memory" (fake_cuda_alloc) is a PROT_NONE mapping, so any direct CPU access by
+ *    softverbs crashes; the copies go through a second, readable mapping of the same pages;
+ *  - cuMemcpyHtoDAsync_v2 keeps the bytes aside and lands them only when the stream is
+ *    synchronised (or a later copy on it waits), so data a NIC wrote is visible to "the GPU"
+ *    (fake_cuda_peek, which reads what is there now) only after the ordering softverbs gives.
+ * Test hooks: fake_cuda_alloc, fake_cuda_peek, fake_cuda_poke, fake_cuda_dmabuf,
+ * fake_cuda_pending.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* the driver's entry points and the test hooks, exported */
+void *fake_cuda_alloc(size_t len);
+int fake_cuda_peek(const void *dev, void *out, size_t len);
+int fake_cuda_poke(void *dev, const void *in, size_t len);
+int fake_cuda_dmabuf(void);
+int fake_cuda_pending(void);
+int cuInit(unsigned int flags);
+int cuPointerGetAttribute(void *data, int attr, unsigned long long ptr);
+int cuMemGetAddressRange_v2(unsigned long long *base, size_t *size, unsigned long long ptr);
+int cuDeviceGet(int *dev, int ordinal);
+int cuDevicePrimaryCtxRetain(void **ctx, int dev);
+int cuCtxGetCurrent(void **ctx);
+int cuCtxSetCurrent(void *ctx);
+int cuStreamCreate(void **s, unsigned int flags);
+int cuStreamSynchronize(void *s);
+int cuMemcpyHtoDAsync_v2(unsigned long long dst, const void *src, size_t len, void *s);
+int cuMemcpyDtoHAsync_v2(void *dst, unsigned long long src, size_t len, void *s);
+
+#define FC_OK 0
+#define FC_INVALID 1
+#define FC_MAX 16
+
+struct alloc {
+	uintptr_t dev; /* PROT_NONE: the address a program holds */
+	char *alias;   /* read-write view of the same pages */
+	size_t len;
+};
+
+struct pend {
+	char *dst;
+	char *bytes;
+	size_t len;
+	struct pend *next;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct alloc allocs[FC_MAX];
+static struct pend *pending, **pending_tail = &pending;
+static int npending;
+static __thread void *current;
+static int the_ctx, the_stream;
+
+static struct alloc *find(uintptr_t p)
+{
+	for (int i = 0; i < FC_MAX; i++)
+		if (allocs[i].len && p >= allocs[i].dev && p < allocs[i].dev + allocs[i].len)
+			return &allocs[i];
+	return NULL;
+}
+
+static char *alias_of(uintptr_t p, size_t len)
+{
+	struct alloc *a = find(p);
+
+	if (!a || p + len > a->dev + a->len)
+		return NULL;
+	return a->alias + (p - a->dev);
+}
+
+static void land(void)
+{
+	while (pending) {
+		struct pend *p = pending;
+
+		memcpy(p->dst, p->bytes, p->len);
+		pending = p->next;
+		free(p->bytes);
+		free(p);
+	}
+	pending_tail = &pending;
+	npending = 0;
+}
+
+/* ---- test hooks ---- */
+
+void *fake_cuda_alloc(size_t len)
+{
+	int fd = memfd_create("fake-cuda", MFD_CLOEXEC);
+	void *dev, *alias;
+
+	if (fd < 0 || ftruncate(fd, (off_t)len))
+		return NULL;
+	dev = mmap(NULL, len, PROT_NONE, MAP_SHARED, fd, 0);
+	alias = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (dev == MAP_FAILED || alias == MAP_FAILED)
+		return NULL;
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < FC_MAX; i++)
+		if (!allocs[i].len) {
+			allocs[i] = (struct alloc){ (uintptr_t)dev, alias, len };
+			pthread_mutex_unlock(&lock);
+			return dev;
+		}
+	pthread_mutex_unlock(&lock);
+	return NULL;
+}
+
+/* What the GPU sees now (pending copies not included). */
+int fake_cuda_peek(const void *dev, void *out, size_t len)
+{
+	char *a;
+
+	pthread_mutex_lock(&lock);
+	a = alias_of((uintptr_t)dev, len);
+	if (a)
+		memcpy(out, a, len);
+	pthread_mutex_unlock(&lock);
+	return a ? 0 : -1;
+}
+
+/* A GPU kernel writing the memory. */
+int fake_cuda_poke(void *dev, const void *in, size_t len)
+{
+	char *a;
+
+	pthread_mutex_lock(&lock);
+	a = alias_of((uintptr_t)dev, len);
+	if (a)
+		memcpy(a, in, len);
+	pthread_mutex_unlock(&lock);
+	return a ? 0 : -1;
+}
+
+/* A dma-buf-like fd for the allocation (its /proc link names "dmabuf"). */
+int fake_cuda_dmabuf(void)
+{
+	return memfd_create("dmabuf", MFD_CLOEXEC);
+}
+
+int fake_cuda_pending(void)
+{
+	int n;
+
+	pthread_mutex_lock(&lock);
+	n = npending;
+	pthread_mutex_unlock(&lock);
+	return n;
+}
+
+/* ---- the driver entry points softverbs uses ---- */
+
+int cuInit(unsigned int flags)
+{
+	(void)flags;
+	return FC_OK;
+}
+
+int cuPointerGetAttribute(void *data, int attr, unsigned long long ptr)
+{
+	int rc = FC_OK;
+
+	pthread_mutex_lock(&lock);
+	if (!find((uintptr_t)ptr))
+		rc = FC_INVALID;
+	else if (attr == 2) /* MEMORY_TYPE: device */
+		*(unsigned int *)data = 2;
+	else if (attr == 9) /* DEVICE_ORDINAL */
+		*(int *)data = 0;
+	else
+		rc = FC_INVALID;
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+int cuMemGetAddressRange_v2(unsigned long long *base, size_t *size, unsigned long long ptr)
+{
+	struct alloc *a;
+
+	pthread_mutex_lock(&lock);
+	a = find((uintptr_t)ptr);
+	if (a) {
+		*base = a->dev;
+		*size = a->len;
+	}
+	pthread_mutex_unlock(&lock);
+	return a ? FC_OK : FC_INVALID;
+}
+
+int cuDeviceGet(int *dev, int ordinal)
+{
+	if (ordinal != 0)
+		return FC_INVALID;
+	*dev = 0;
+	return FC_OK;
+}
+
+int cuDevicePrimaryCtxRetain(void **ctx, int dev)
+{
+	(void)dev;
+	*ctx = &the_ctx;
+	return FC_OK;
+}
+
+int cuCtxGetCurrent(void **ctx)
+{
+	*ctx = current;
+	return FC_OK;
+}
+
+int cuCtxSetCurrent(void *ctx)
+{
+	current = ctx;
+	return FC_OK;
+}
+
+int cuStreamCreate(void **s, unsigned int flags)
+{
+	(void)flags;
+	*s = &the_stream;
+	return FC_OK;
+}
+
+int cuStreamSynchronize(void *s)
+{
+	if (s != &the_stream || current != &the_ctx)
+		return FC_INVALID;
+	pthread_mutex_lock(&lock);
+	land();
+	pthread_mutex_unlock(&lock);
+	return FC_OK;
+}
+
+int cuMemcpyHtoDAsync_v2(unsigned long long dst, const void *src, size_t len, void *s)
+{
+	struct pend *p;
+	char *a;
+
+	if (s != &the_stream || current != &the_ctx)
+		return FC_INVALID;
+	p = malloc(sizeof(*p));
+	if (!p)
+		return FC_INVALID;
+	pthread_mutex_lock(&lock);
+	a = alias_of((uintptr_t)dst, len);
+	if (!a || !(p->bytes = malloc(len ? len : 1))) {
+		pthread_mutex_unlock(&lock);
+		free(p);
+		return FC_INVALID;
+	}
+	memcpy(p->bytes, src, len); /* the source may be reused once this returns */
+	p->dst = a;
+	p->len = len;
+	p->next = NULL;
+	*pending_tail = p;
+	pending_tail = &p->next;
+	npending++;
+	pthread_mutex_unlock(&lock);
+	return FC_OK;
+}
+
+int cuMemcpyDtoHAsync_v2(void *dst, unsigned long long src, size_t len, void *s)
+{
+	char *a;
+
+	if (s != &the_stream || current != &the_ctx)
+		return FC_INVALID;
+	pthread_mutex_lock(&lock);
+	land(); /* stream order: the earlier writes land first */
+	a = alias_of((uintptr_t)src, len);
+	if (a)
+		memcpy(dst, a, len);
+	pthread_mutex_unlock(&lock);
+	return a ? FC_OK : FC_INVALID;
+}
