@@ -102,3 +102,10 @@ if(RN_BASH_PROG AND MPI_C_FOUND)
 	set_tests_properties(failover_bidir PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
 		LABELS "integration;softverbs" RUN_SERIAL TRUE)
 endif()
+
+# gdr_policy (bin/railnet-gdr-policy): RAILNET_GDR_POLICY with real GPU memory through the
+# plugin's v11 table, for the GPU machine (test/gpu/gdr_policy.sh); built here, never run in CI
+add_executable(railnet-gdr-policy ${CMAKE_SOURCE_DIR}/test/gpu/gdr_policy.c)
+target_include_directories(railnet-gdr-policy PRIVATE ${CMAKE_SOURCE_DIR}/nccl_headers)
+target_link_libraries(railnet-gdr-policy PRIVATE ${CMAKE_DL_LIBS})
+set_target_properties(railnet-gdr-policy PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
