@@ -175,6 +175,7 @@ static int rn_topo_start(const struct rn_config *cfg)
 		return rc;
 	rn_topo_set_visible(rn_dt.topo, getenv("NVIDIA_VISIBLE_DEVICES"),
 			    getenv("CUDA_VISIBLE_DEVICES"));
+	rn_topo_apply_nccl_env(rn_dt.topo); /* GPUDirect as NCCL decides it */
 	if (rn_dev_ctx(rn_dt.disc->ports[0].name, &ctx))
 		ctx = NULL; /* the probe then only reads sysfs */
 	rn_gdr_probe(cfg->sysfs_root, ctx, &rn_dt.gdr);

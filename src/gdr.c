@@ -100,20 +100,49 @@ int rn_gdr_probe(const char *sysfs_root, struct ibv_context *ctx, struct rn_gdr 
 	return 0;
 }
 
-/* ---------------------------------------------------- same-root rule and policy ---- */
+/* ------------------------------------------------------- NCCL's rule and the policy ---- */
 
-static const struct rn_topo_dev *gpu_on_root(const struct rn_topo *t, const char *root)
+/*
+ * The rule, defined once (docs/topology.md, "The rule"): GPUDirect RDMA between a GPU and a NIC
+ * is allowed when NCCL's path type between them, in the topology NCCL itself builds, is at
+ * most t->gdr_level (NCCL_NET_GDR_LEVEL, default PXB), as NCCL decides it.
+ */
+static bool gdr_allowed(const struct rn_topo *t, int path)
 {
-	for (int i = 0; i < t->ndevs; i++)
-		if (t->devs[i].gpu && t->devs[i].visible && !strcmp(t->devs[i].root, root))
-			return &t->devs[i];
-	return NULL;
+	return t->gdr_level >= 0 && path <= t->gdr_level;
+}
+
+/* "PXB (NCCL's default)" -> what a sentence needs */
+static const char *level_str(const struct rn_topo *t)
+{
+	return t->gdr_level < 0 ? "none" : rn_path_type_str(t->gdr_level);
+}
+
+/* The visible GPU nearest to d in NCCL's topology (ties: lowest bus id); NULL if none. */
+static const struct rn_topo_dev *nearest_gpu(const struct rn_topo *t, const struct rn_topo_dev *d,
+					     int *path)
+{
+	const struct rn_topo_dev *best = NULL;
+
+	for (int i = 0; i < t->ndevs; i++) {
+		int p;
+
+		if (!t->devs[i].gpu || !t->devs[i].visible)
+			continue;
+		p = rn_topo_nccl_path(&t->devs[i], d);
+		if (!best || p < *path) {
+			best = &t->devs[i];
+			*path = p;
+		}
+	}
+	return best;
 }
 
 int rn_gdr_ptr_support(const struct rn_topo *t, const struct rn_gdr *gdr, const char *const *paths,
 		       int n, char *why, size_t len)
 {
 	const struct rn_topo_dev *first = NULL, *gpu;
+	int path = RN_PATH_SYS, worst;
 	char scratch[8];
 
 	if (!why) {
@@ -132,17 +161,11 @@ int rn_gdr_ptr_support(const struct rn_topo *t, const struct rn_gdr *gdr, const 
 	for (int i = 0; i < n; i++) {
 		const struct rn_topo_dev *d = rn_topo_find(t, paths[i]);
 
-		if (!d || !d->root[0]) {
+		if (!d) {
 			snprintf(why, len,
-				 "%s is %s in the topology (%s): railnet cannot place it, host "
+				 "%s is not in the topology (%s): railnet cannot place it, host "
 				 "memory only",
-				 paths[i] ? paths[i] : "(no PCI path)",
-				 d ? "below no root port" : "not", t->source);
-			return RN_PTR_HOST;
-		}
-		if (first && strcmp(first->root, d->root)) {
-			snprintf(why, len, "members on roots %s and %s: host memory only",
-				 first->root, d->root);
+				 paths[i] ? paths[i] : "(no PCI path)", t->source);
 			return RN_PTR_HOST;
 		}
 		if (!first)
@@ -152,16 +175,33 @@ int rn_gdr_ptr_support(const struct rn_topo *t, const struct rn_gdr *gdr, const 
 		snprintf(why, len, "no PCI device: host memory only");
 		return RN_PTR_HOST;
 	}
-	gpu = gpu_on_root(t, first->root);
+	gpu = nearest_gpu(t, first, &path);
 	if (!gpu) {
-		snprintf(why, len,
-			 "no GPU this process can use on PCIe root %s (GPUs: %s): host memory "
-			 "only",
-			 first->root, t->gpu_source);
+		snprintf(why, len, "no GPU this process can use (GPUs: %s): host memory only",
+			 t->gpu_source);
 		return RN_PTR_HOST;
 	}
-	snprintf(why, len, "GPU %s (CUDA %d) shares PCIe root %s: GPUDirect RDMA%s", gpu->busid,
-		 gpu->cuda_index, first->root, gdr->dmabuf == 1 ? " and dma-buf" : "");
+	worst = path;
+	for (int i = 1; i < n; i++) {
+		int p = rn_topo_nccl_path(gpu, rn_topo_find(t, paths[i]));
+
+		worst = p > worst ? p : worst;
+	}
+	if (!gdr_allowed(t, worst)) {
+		snprintf(why, len,
+			 "the nearest GPU this process can use, %s (CUDA %d), is %s from it in "
+			 "NCCL's topology%s, farther than %s (%s): host memory only",
+			 gpu->busid, gpu->cuda_index, rn_path_type_str(worst),
+			 t->nccl_file[0] ? " (NCCL_TOPO_FILE)" : "", level_str(t),
+			 t->gdr_level_src);
+		return RN_PTR_HOST;
+	}
+	snprintf(why, len,
+		 "GPU %s (CUDA %d) is %s from it in NCCL's topology%s (%s): GPUDirect "
+		 "RDMA%s",
+		 gpu->busid, gpu->cuda_index, rn_path_type_str(worst),
+		 t->nccl_file[0] ? " (NCCL_TOPO_FILE)" : "", t->gdr_level_src,
+		 gdr->dmabuf == 1 ? " and dma-buf" : "");
 	return RN_PTR_HOST | RN_PTR_CUDA | (gdr->dmabuf == 1 ? RN_PTR_DMABUF : 0);
 }
 
@@ -191,8 +231,8 @@ static bool warn_once(struct rn_topo *t, const struct rn_topo_dev *gpu,
 	return first;
 }
 
-/* NICs (their OS device names) on root; "none" when there are none. */
-static void nics_on_root(const struct rn_topo *t, const char *root, char *buf, size_t len)
+/* NICs (their OS device names) within the GPUDirect level of gpu; "none" when none is. */
+static void nics_near(const struct rn_topo *t, const struct rn_topo_dev *gpu, char *buf, size_t len)
 {
 	size_t off = 0;
 
@@ -201,7 +241,7 @@ static void nics_on_root(const struct rn_topo *t, const char *root, char *buf, s
 		const struct rn_topo_dev *d = &t->devs[i];
 
 		if ((d->class_id == RN_PCI_CLASS_IB || d->class_id == RN_PCI_CLASS_ETH) &&
-		    !strcmp(d->root, root)) {
+		    gdr_allowed(t, rn_topo_nccl_path(gpu, d))) {
 			int w = snprintf(buf + off, len - off, "%s%s", off ? ", " : "",
 					 d->name[0] ? d->name : d->busid);
 
@@ -217,7 +257,7 @@ int rn_gdr_check_reg(struct rn_topo *t, int policy, const void *cuda_ptr, const 
 {
 	const struct rn_topo_dev *gpu, *nic;
 	char busid[RN_BUSID_MAX], near[256];
-	int ret;
+	int ret, path;
 
 	if (policy == RN_GDR_OFF)
 		return 0;
@@ -233,33 +273,35 @@ int rn_gdr_check_reg(struct rn_topo *t, int policy, const void *cuda_ptr, const 
 	}
 	gpu = rn_topo_find(t, busid);
 	nic = n > 0 ? rn_topo_find(t, paths[0]) : NULL;
-	if (!gpu || !nic || !gpu->root[0] || !nic->root[0]) {
+	if (!gpu || !nic) {
 		RN_INFO(RN_SUB_REG,
 			"registration of GPU %s memory on %s: the topology (%s) cannot place the "
-			"%s; railnet does not check their PCIe roots",
-			busid, nic_name, t ? t->source : "not loaded",
-			!gpu || !gpu->root[0] ? "GPU" : "NIC");
+			"%s; railnet does not check their path",
+			busid, nic_name, t ? t->source : "not loaded", !gpu ? "GPU" : "NIC");
 		return 0;
 	}
-	if (!strcmp(gpu->root, nic->root))
+	path = rn_topo_nccl_path(gpu, nic);
+	if (gdr_allowed(t, path))
 		return 0;
-	nics_on_root(t, gpu->root, near, sizeof(near));
+	nics_near(t, gpu, near, sizeof(near));
 	if (policy == RN_GDR_STRICT) {
 		RN_WARN("GPU %s (CUDA %d, PCIe root %s) memory registered on %s (PCIe root %s): "
-			"refused, GPUDirect RDMA across roots goes through the host bridge (%s) "
-			"(RAILNET_GDR_POLICY=strict). Fix: give this GPU's process a NIC on root "
-			"%s (%s) — Topology Manager policy restricted, scope pod — or set "
-			"RAILNET_GDR_POLICY=warn to register anyway",
-			gpu->busid, gpu->cuda_index, gpu->root, nic_name, nic->root,
-			rn_path_type_str(rn_topo_dev_path_type(gpu, nic)), gpu->root, near);
+			"refused, the NIC is %s from the GPU in NCCL's topology, farther than %s "
+			"(%s) (RAILNET_GDR_POLICY=strict). Fix: give this GPU's process a NIC "
+			"within %s of it (%s) — Topology Manager policy restricted, scope pod — or "
+			"set RAILNET_GDR_POLICY=warn to register anyway",
+			gpu->busid, gpu->cuda_index, gpu->root[0] ? gpu->root : "?", nic_name,
+			nic->root[0] ? nic->root : "?", rn_path_type_str(path), level_str(t),
+			t->gdr_level_src, level_str(t), near);
 		return -EPERM;
 	}
 	if (warn_once(t, gpu, nic))
 		RN_WARN("GPU %s (CUDA %d, PCIe root %s) memory registered on %s (PCIe root %s): "
-			"GPUDirect RDMA across roots (%s) is slow (RAILNET_GDR_POLICY=warn; said "
-			"once per GPU and NIC). Fix: a NIC on root %s (%s) — Topology Manager "
-			"policy restricted, scope pod",
-			gpu->busid, gpu->cuda_index, gpu->root, nic_name, nic->root,
-			rn_path_type_str(rn_topo_dev_path_type(gpu, nic)), gpu->root, near);
+			"GPUDirect RDMA at %s in NCCL's topology, farther than %s (%s), is slow "
+			"(RAILNET_GDR_POLICY=warn; said once per GPU and NIC). Fix: a NIC within "
+			"%s of the GPU (%s) — Topology Manager policy restricted, scope pod",
+			gpu->busid, gpu->cuda_index, gpu->root[0] ? gpu->root : "?", nic_name,
+			nic->root[0] ? nic->root : "?", rn_path_type_str(path), level_str(t),
+			t->gdr_level_src, level_str(t), near);
 	return 0;
 }

@@ -86,6 +86,11 @@ static void fill_dev(hwloc_topology_t hw, hwloc_obj_t o, struct rn_topo_dev *d, 
 			d->host_bridge = host_bridge_index(hbs, nhbs, maxhbs, p->gp_index);
 			break;
 		}
+		/* NCCL's graph: every second bridge up, starting with the grandparent */
+		if ((d->nchain & 1) && d->nanc < RN_TOPO_MAX_DEPTH && pci_addr_ok(&p->attr->pcidev))
+			snprintf(d->anc[d->nanc++], RN_BUSID_MAX, "%04x:%02x:%02x.%x",
+				 p->attr->pcidev.domain, p->attr->pcidev.bus, p->attr->pcidev.dev,
+				 p->attr->pcidev.func);
 		if (d->nchain < RN_TOPO_MAX_DEPTH)
 			d->chain[d->nchain++] = p->gp_index;
 		/* the root port: a PCI bridge right below the host bridge */
@@ -118,6 +123,7 @@ static struct rn_topo *topo_new(const char *source)
 	if (!t)
 		return NULL;
 	pthread_mutex_init(&t->warn_lock, NULL);
+	rn_topo_set_gdr_level(t, NULL);
 	snprintf(t->source, sizeof(t->source), "%s", source);
 	snprintf(t->gpu_source, sizeof(t->gpu_source), "every GPU of the topology");
 	return t;
@@ -327,6 +333,283 @@ int rn_topo_dev_path_type(const struct rn_topo_dev *a, const struct rn_topo_dev 
 	if (a->numa >= 0 && a->numa == b->numa)
 		return RN_PATH_NODE;
 	return RN_PATH_SYS;
+}
+
+int rn_topo_nccl_path(const struct rn_topo_dev *a, const struct rn_topo_dev *b)
+{
+	for (int i = 0; i < a->nanc; i++)
+		for (int j = 0; j < b->nanc; j++)
+			if (!strcmp(a->anc[i], b->anc[j]))
+				return i == 0 && j == 0 ? RN_PATH_PIX : RN_PATH_PXB;
+	/* they meet at a CPU: NCCL's CPU node is the NUMA node */
+	return a->numa == b->numa ? RN_PATH_PHB : RN_PATH_SYS;
+}
+
+int rn_topo_set_gdr_level(struct rn_topo *t, const char *v)
+{
+	/* NCCL's path names in NCCL's order, and what each allows for a GPU and a PCI NIC */
+	static const char *const names[] = { "LOC", "NVL", "NVB", "C2C", "PIX",
+					     "PXB", "P2C", "PXN", "PHB", "SYS" };
+	static const int allow[] = { -1,	  -1,	       -1,	    -1,
+				     RN_PATH_PIX, RN_PATH_PXB, RN_PATH_PXB, RN_PATH_PXB,
+				     RN_PATH_PHB, RN_PATH_SYS };
+	/* NCCL's old numbers: LOC PIX PXB PHB SYS SYS */
+	static const int old[] = { 0, 4, 5, 8, 9, 9 };
+	int w = -1;
+
+	if (v && *v) {
+		for (int i = 0; i < 10; i++)
+			if (!strcmp(v, names[i]))
+				w = i;
+		if (w < 0 && v[0] >= '0' && v[0] <= '9') {
+			long n = strtol(v, NULL, 0);
+
+			w = old[n < 0 || n > 5 ? 5 : n];
+		}
+	}
+	if (w < 0) {
+		t->gdr_level = RN_PATH_PXB;
+		snprintf(t->gdr_level_src, sizeof(t->gdr_level_src), "PXB (NCCL's default)");
+		return v && *v ? -EINVAL : 0;
+	}
+	t->gdr_level = allow[w];
+	snprintf(t->gdr_level_src, sizeof(t->gdr_level_src), "NCCL_NET_GDR_LEVEL=%s", v);
+	return 0;
+}
+
+/* ---- NCCL_TOPO_FILE ------------------------------------------------------------------------ */
+
+#define RN_NCCL_FILE_MAX (8u << 20)
+
+struct nccl_xml {
+	const char *path;
+	char *buf;
+	const char *at; /* the tag being read (where an error is) */
+	char what[160];
+};
+
+/* The value of attribute `name` in the tag text [a, e) into out; false when absent. */
+static bool xml_attr(const char *a, const char *e, const char *name, char *out, size_t len)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = a; p + n + 2 < e; p++) {
+		const char *q, *end;
+
+		if ((p != a && p[-1] != ' ' && p[-1] != '\t' && p[-1] != '\n') ||
+		    strncmp(p, name, n) || p[n] != '=' || (p[n + 1] != '"' && p[n + 1] != '\''))
+			continue;
+		q = p + n + 2;
+		end = memchr(q, p[n + 1], (size_t)(e - q));
+		if (!end || (size_t)(end - q) >= len)
+			return false;
+		memcpy(out, q, (size_t)(end - q));
+		out[end - q] = 0;
+		return true;
+	}
+	return false;
+}
+
+struct nccl_frame {
+	const char *at; /* its opening tag */
+	char name[16];
+	char busid[RN_BUSID_MAX]; /* <pci>: its bus id */
+	int numa;		  /* <cpu>: its numaid */
+};
+
+/*
+ * Walks the file's tags; for every <pci busid=...> element calls place() with its ancestors'
+ * bus ids (nearest first) and its CPU's numaid. 0, or -EINVAL with x->at and x->what.
+ */
+static int nccl_xml_walk(struct nccl_xml *x, struct rn_topo *t, int *placed)
+{
+	struct nccl_frame st[64];
+	int depth = 0;
+	bool system = false;
+	char *p = x->buf;
+
+	x->at = x->buf + strlen(x->buf);
+	while ((p = strchr(p, '<'))) {
+		char *e, *name;
+		bool close, self;
+		size_t nl;
+
+		x->at = p;
+		if (!strncmp(p, "<!--", 4)) {
+			e = strstr(p, "-->");
+			if (!e) {
+				snprintf(x->what, sizeof(x->what), "an unclosed comment");
+				return -EINVAL;
+			}
+			p = e + 3;
+			continue;
+		}
+		e = strchr(p, '>');
+		if (!e) {
+			snprintf(x->what, sizeof(x->what), "a tag without its '>'");
+			return -EINVAL;
+		}
+		for (char *c = p; c < e; c++)
+			if (*c == '<' && c != p) {
+				snprintf(x->what, sizeof(x->what), "'<' inside a tag");
+				return -EINVAL;
+			}
+		if (p[1] == '?' || p[1] == '!') /* declaration, doctype */
+			goto next;
+		close = p[1] == '/';
+		self = e[-1] == '/';
+		name = p + 1 + close;
+		nl = strcspn(name, " \t\r\n/>");
+		if (!nl || nl >= sizeof(st[0].name)) {
+			snprintf(x->what, sizeof(x->what), "a tag without a valid name");
+			return -EINVAL;
+		}
+		if (close) {
+			if (!depth || strncmp(st[depth - 1].name, name, nl) ||
+			    st[depth - 1].name[nl]) {
+				snprintf(x->what, sizeof(x->what), "</%.*s> closes %s%s%s", (int)nl,
+					 name, depth ? "<" : "nothing",
+					 depth ? st[depth - 1].name : "", depth ? ">" : "");
+				return -EINVAL;
+			}
+			depth--;
+			goto next;
+		}
+		if (depth == (int)(sizeof(st) / sizeof(st[0]))) {
+			snprintf(x->what, sizeof(x->what), "nested more than %d deep", depth);
+			return -EINVAL;
+		}
+		memset(&st[depth], 0, sizeof(st[depth]));
+		st[depth].at = p;
+		memcpy(st[depth].name, name, nl);
+		st[depth].numa = depth ? st[depth - 1].numa : -1;
+		if (!depth && strcmp(st[0].name, "system")) {
+			snprintf(x->what, sizeof(x->what), "the top element is <%s>, not <system>",
+				 st[0].name);
+			return -EINVAL;
+		}
+		system = true;
+		if (!strcmp(st[depth].name, "cpu")) {
+			char v[32];
+
+			if (xml_attr(name, e, "numaid", v, sizeof(v)))
+				st[depth].numa = (int)strtol(v, NULL, 10);
+		} else if (!strcmp(st[depth].name, "pci")) {
+			char v[64];
+			int nanc = 0;
+
+			if (!xml_attr(name, e, "busid", v, sizeof(v)) ||
+			    rn_busid_parse(v, st[depth].busid)) {
+				snprintf(x->what, sizeof(x->what),
+					 "<pci> without a busid such as 0000:0c:00.0");
+				return -EINVAL;
+			}
+			for (int i = 0; i < t->ndevs; i++) {
+				struct rn_topo_dev *d = &t->devs[i];
+
+				if (strcmp(d->busid, st[depth].busid))
+					continue;
+				nanc = 0;
+				for (int k = depth - 1; k >= 0 && nanc < RN_TOPO_MAX_DEPTH; k--)
+					if (st[k].busid[0])
+						snprintf(d->anc[nanc++], RN_BUSID_MAX, "%s",
+							 st[k].busid);
+				d->nanc = nanc;
+				d->numa = st[depth].numa;
+				d->nccl_file = true;
+				(*placed)++;
+			}
+		}
+		if (!self)
+			depth++;
+	next:
+		p = e + 1;
+	}
+	if (depth) {
+		x->at = st[depth - 1].at;
+		snprintf(x->what, sizeof(x->what), "<%s> is never closed", st[depth - 1].name);
+		return -EINVAL;
+	}
+	if (!system) {
+		snprintf(x->what, sizeof(x->what), "no <system> element");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int rn_topo_apply_nccl_file(struct rn_topo *t, const char *path)
+{
+	struct nccl_xml x = { .path = path };
+	struct rn_topo_dev *save;
+	FILE *fp;
+	size_t n;
+	int placed = 0, ret;
+
+	if (!path || !*path)
+		return 0;
+	fp = fopen(path, "re");
+	if (!fp) {
+		ret = -errno;
+		RN_WARN("NCCL_TOPO_FILE %s: %s; railnet places devices from the sysfs topology "
+			"instead",
+			path, strerror(-ret));
+		return ret;
+	}
+	x.buf = malloc(RN_NCCL_FILE_MAX + 1);
+	if (!x.buf) {
+		fclose(fp);
+		return -ENOMEM;
+	}
+	n = fread(x.buf, 1, RN_NCCL_FILE_MAX + 1, fp);
+	fclose(fp);
+	if (n > RN_NCCL_FILE_MAX || memchr(x.buf, 0, n)) {
+		RN_WARN("NCCL_TOPO_FILE %s: %s; railnet places devices from the sysfs topology "
+			"instead",
+			path, n > RN_NCCL_FILE_MAX ? "larger than 8 MiB" : "holds a NUL byte");
+		free(x.buf);
+		return -EINVAL;
+	}
+	x.buf[n] = 0;
+	/* on error, nothing the walk changed may stay */
+	save = t->ndevs ? malloc((size_t)t->ndevs * sizeof(*save)) : NULL;
+	if (t->ndevs && !save) {
+		free(x.buf);
+		return -ENOMEM;
+	}
+	if (save)
+		memcpy(save, t->devs, (size_t)t->ndevs * sizeof(*save));
+	ret = nccl_xml_walk(&x, t, &placed);
+	if (ret) {
+		int line = 1;
+
+		for (const char *c = x.buf; c < x.at; c++)
+			line += *c == '\n';
+		if (save)
+			memcpy(t->devs, save, (size_t)t->ndevs * sizeof(*save));
+		RN_WARN("NCCL_TOPO_FILE %s:%d: %s; railnet places devices from the sysfs topology "
+			"instead",
+			path, line, x.what);
+	} else {
+		snprintf(t->nccl_file, sizeof(t->nccl_file), "%s", path);
+		RN_INFO(RN_SUB_INIT, "NCCL_TOPO_FILE %s places %d device(s) of the topology", path,
+			placed);
+	}
+	free(save);
+	free(x.buf);
+	return ret ? ret : placed;
+}
+
+void rn_topo_apply_nccl_env(struct rn_topo *t)
+{
+	const char *level = getenv("NCCL_NET_GDR_LEVEL");
+
+	rn_topo_apply_nccl_file(t, getenv("NCCL_TOPO_FILE"));
+	if (rn_topo_set_gdr_level(t, level))
+		RN_WARN("NCCL_NET_GDR_LEVEL=%s is not a path type NCCL knows (LOC, NVL, NVB, C2C, "
+			"PIX, PXB, P2C, PXN, PHB, SYS, or 0-5): NCCL ignores it, and railnet "
+			"allows "
+			"GPUDirect RDMA up to PXB, NCCL's default",
+			level);
 }
 
 int rn_topo_path_type(const struct rn_topo *t, const char *a, const char *b)

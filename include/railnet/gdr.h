@@ -38,10 +38,12 @@ int rn_gdr_probe(const char *sysfs_root, struct ibv_context *ctx, struct rn_gdr 
 
 /*
  * RN_PTR_* a NIC offers. paths: the PCI paths (or bus ids) of its n member ports (one for a
- * physical device; a virtual device's members, which share a root). RN_PTR_HOST always;
- * RN_PTR_CUDA when gdr->works and a visible GPU sits on the members' root (every member on
- * that root); RN_PTR_DMABUF as well when gdr->dmabuf == 1. why (may be NULL) gets one
- * sentence naming the GPU and root, or why not. No logging.
+ * physical device; a virtual device's members). RN_PTR_HOST always; RN_PTR_CUDA when
+ * gdr->works and the visible GPU nearest to the first member is, from every member, within
+ * topo->gdr_level in NCCL's topology (rn_topo_nccl_path; NCCL_NET_GDR_LEVEL, default PXB,
+ * NCCL_TOPO_FILE honoured): the rule NCCL applies; RN_PTR_DMABUF as well when
+ * gdr->dmabuf == 1. why (may be NULL) gets one sentence naming the GPU and path type, or why
+ * not. No logging.
  */
 int rn_gdr_ptr_support(const struct rn_topo *topo, const struct rn_gdr *gdr,
 		       const char *const *paths, int n, char *why, size_t why_len);
@@ -49,9 +51,11 @@ int rn_gdr_ptr_support(const struct rn_topo *topo, const struct rn_gdr *gdr,
 /*
  * RAILNET_GDR_POLICY for one CUDA registration: the GPU holding cuda_ptr (asked of the CUDA
  * driver, loaded on first use) against the NIC named nic_name whose member ports are
- * paths[0..n). Same root, or policy RN_GDR_OFF: 0, silently. Another root: RN_GDR_STRICT
- * returns -EPERM after one WARN naming the GPU, its root, the NIC, its root and the fix;
- * RN_GDR_WARN returns 0 after one WARN, once per GPU and NIC pair. A GPU or NIC the
+ * paths[0..n). Within topo->gdr_level of each other in NCCL's topology (the rule of
+ * rn_gdr_ptr_support), or policy RN_GDR_OFF: 0, silently. Farther: RN_GDR_STRICT returns
+ * -EPERM after one WARN naming the GPU, the NIC, their roots, the path type, the NICs near
+ * the GPU and the fix; RN_GDR_WARN returns 0 after one WARN, once per GPU and NIC pair. A
+ * GPU or NIC the
  * topology cannot place, or a pointer the driver cannot resolve: 0 with one INFO (railnet
  * cannot judge, NCCL's own checks stand).
  */

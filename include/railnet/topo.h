@@ -60,6 +60,15 @@ struct rn_topo_dev {
 	char netdev[32];		       /* first network interface below it ("rdma4") */
 	int nchain;			       /* bridges above it, nearest first */
 	uint64_t chain[RN_TOPO_MAX_DEPTH];     /* their hwloc gp_index */
+	/*
+	 * Where NCCL's topology puts it (rn_topo_nccl_path): the PCI nodes above it in NCCL's
+	 * graph, nearest first. From sysfs/hwloc NCCL attaches a device to the bridge two
+	 * levels up (it skips the port the device hangs on), and so on up to the CPU; from
+	 * NCCL_TOPO_FILE (nccl_file) they are the file's enclosing <pci> elements.
+	 */
+	int nanc;
+	char anc[RN_TOPO_MAX_DEPTH][RN_BUSID_MAX];
+	bool nccl_file;
 };
 
 struct rn_topo {
@@ -70,6 +79,9 @@ struct rn_topo {
 	char source[256];	   /* "this machine" or the XML path */
 	char gpu_source[160];	   /* how the visible GPUs were chosen (for logs and the doctor) */
 	bool gpus_known;	   /* the visible set was given (env, CUDA, bus ids), not assumed */
+	char nccl_file[256];	   /* NCCL_TOPO_FILE applied (rn_topo_apply_nccl_file), or "" */
+	int gdr_level;		   /* GPUDirect allowed up to this NCCL path type (-1: never) */
+	char gdr_level_src[64];	   /* "PXB (NCCL's default)", "NCCL_NET_GDR_LEVEL=PHB" */
 	pthread_mutex_t warn_lock; /* rn_gdr_check_reg's once-only WARNs */
 	uint64_t *warned;	   /* (gpu dev << 32 | nic dev) pairs already warned about */
 	int nwarned, capwarned;
@@ -92,6 +104,35 @@ int rn_topo_dev_path_type(const struct rn_topo_dev *a, const struct rn_topo_dev 
 
 /* NCCL's path type between two devices (bus ids or paths); RN_PATH_UNKNOWN if either is. */
 int rn_topo_path_type(const struct rn_topo *topo, const char *a, const char *b);
+
+/*
+ * NCCL's path type between two devices as NCCL's own topology has it (the nodes in anc[]):
+ * PIX when their nearest nodes are one, PXB when they meet higher up, PHB when they meet only
+ * at the CPU, SYS across NUMA nodes. This, not rn_topo_dev_path_type, decides GPUDirect RDMA
+ * (gdr.h), as NCCL decides it with NCCL_NET_GDR_LEVEL.
+ */
+int rn_topo_nccl_path(const struct rn_topo_dev *a, const struct rn_topo_dev *b);
+
+/*
+ * NCCL_TOPO_FILE: the topology XML NCCL reads on VMs whose PCIe tree is virtual. Every device
+ * the file names takes its place from the file (its enclosing <pci> elements and <cpu
+ * numaid>), as in NCCL, whose sysfs walk does not move a device the file placed. A file that
+ * cannot be read or parsed changes nothing: one WARN naming the file, the line and what is
+ * wrong. Returns the number of devices placed, or -errno.
+ */
+int rn_topo_apply_nccl_file(struct rn_topo *topo, const char *path);
+
+/*
+ * The farthest NCCL path type at which GPUDirect RDMA is allowed, from NCCL_NET_GDR_LEVEL's
+ * value as NCCL reads it ("LOC" "NVL" "NVB" "C2C" "PIX" "PXB" "P2C" "PXN" "PHB" "SYS", or the
+ * old numbers 0-5), or NCCL's default PXB when value is NULL or "". Returns 0, or -EINVAL for
+ * a value NCCL ignores (the default is set then).
+ */
+int rn_topo_set_gdr_level(struct rn_topo *topo, const char *value);
+
+/* Both of NCCL's: NCCL_TOPO_FILE and NCCL_NET_GDR_LEVEL from the environment (one WARN for a
+ * level NCCL ignores). */
+void rn_topo_apply_nccl_env(struct rn_topo *topo);
 
 /*
  * Which GPUs this process may use, without the CUDA driver: every GPU of the topology in bus

@@ -924,13 +924,15 @@ static int do_root(struct sv_parser *ps)
 		return -EINVAL;
 	t = opt(ps, "switch");
 	if (t) {
-		if (need_value(ps, t) || parse_pci(t->val, &r->up) || r->up.bus >= 0xfe ||
+		if (need_value(ps, t))
+			return -EINVAL;
+		if (parse_pci(t->val, &r->up) || r->up.bus >= 0xfe ||
 		    r->up.domain != r->port.domain || r->up.bus <= r->port.bus)
 			return perr(ps, t->vcol,
 				    "switch=%s: expected the PCI address of the switch's upstream "
 				    "port, in the root port's domain, on a bus above the root "
 				    "port's and below fe",
-				    t->val ? t->val : "");
+				    t->val);
 		r->down = (struct sv_pci){ .domain = r->up.domain, .bus = r->up.bus + 1 };
 		if (pci_in_use(n, &r->up) || pci_in_use(n, &r->down))
 			return perr(ps, t->vcol,

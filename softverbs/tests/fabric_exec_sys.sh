@@ -57,6 +57,7 @@ fi
 	echo "bus0c=$(r /sys/class/pci_bus/0000:0c/../../0000:0c:00.1)"
 	echo "bus0f=$(r /sys/class/pci_bus/0000:0f/../../0000:0f:00.0)"
 	echo "bus00=$(r /sys/class/pci_bus/0000:00/../../0000:00:01.1)"
+	echo "bus01=$(r /sys/class/pci_bus/0000:01/../../0000:01:00.0)"
 	echo "gpuclass=$(cat /sys/bus/pci/devices/0000:0f:00.0/class)"
 	echo "rootspeed=$(cat /sys/devices/pci0000:00/0000:00:01.1/max_link_speed)"
 	echo "node0=$(test -d /sys/devices/system/node/node0 && echo yes)"
@@ -70,12 +71,13 @@ fi
 want() {
 	grep -qx "$1" "$dir/in.txt" || bad "inside the pod: want '$1', got '$(grep "^${1%%=*}=" "$dir/in.txt")'"
 }
-want "mlx5_0=/sys/devices/pci0000:00/0000:00:01.1/0000:0c:00.0"
-want "mlx5_1=/sys/devices/pci0000:00/0000:00:01.1/0000:0c:00.1"
+want "mlx5_0=/sys/devices/pci0000:00/0000:00:01.1/0000:01:00.0/0000:02:00.0/0000:0c:00.0"
+want "mlx5_1=/sys/devices/pci0000:00/0000:00:01.1/0000:01:00.0/0000:02:00.0/0000:0c:00.1"
 want "subsys=/sys/bus/pci"
-want "bus0c=/sys/devices/pci0000:00/0000:00:01.1/0000:0c:00.1"
-want "bus0f=/sys/devices/pci0000:00/0000:00:01.1/0000:0f:00.0"
+want "bus0c=/sys/devices/pci0000:00/0000:00:01.1/0000:01:00.0/0000:02:00.0/0000:0c:00.1"
+want "bus0f=/sys/devices/pci0000:00/0000:00:01.1/0000:01:00.0/0000:02:00.0/0000:0f:00.0"
 want "bus00=/sys/devices/pci0000:00/0000:00:01.1"
+want "bus01=/sys/devices/pci0000:00/0000:00:01.1/0000:01:00.0"
 want "gpuclass=0x030200"
 want "rootspeed=16.0 GT/s PCIe"
 want "node0=yes"
@@ -87,7 +89,7 @@ want "view=/sys"
 want "sysroot=unset"
 # pod1 is given the other root's NIC; it sees the whole PCI tree, as a pod does
 "$fab" exec "$dir/fab" node0 pod1 -- realpath /sys/class/infiniband/mlx5_2/device >"$dir/p1.txt" 2>&1
-grep -qx "/sys/devices/pci0000:80/0000:80:01.1/0000:88:00.0" "$dir/p1.txt" ||
+grep -qx "/sys/devices/pci0000:80/0000:80:01.1/0000:81:00.0/0000:82:00.0/0000:88:00.0" "$dir/p1.txt" ||
 	bad "pod1: mlx5_2's device is $(cat "$dir/p1.txt")"
 # the host's /sys is untouched
 [ -e /sys/softverbs ] && bad "the host's /sys has a softverbs directory"
@@ -105,7 +107,7 @@ if [ -x "$build/bin/railnet-doctor" ] && [ -e "$build/softverbs/libibverbs.so.1"
 		"$build/bin/railnet-doctor" >"$dir/doctor.txt" 2>&1
 	grep -q "Ports (2 usable of 2 device(s) listed)" "$dir/doctor.txt" ||
 		bad "doctor in the pod: $(grep -A3 '^Ports' "$dir/doctor.txt")"
-	grep -q "pci   /sys/devices/pci0000:00/0000:00:01.1/0000:0c:00.0" "$dir/doctor.txt" ||
+	grep -q "pci   /sys/devices/pci0000:00/0000:00:01.1/0000:01:00.0/0000:02:00.0/0000:0c:00.0" "$dir/doctor.txt" ||
 		bad "doctor: mlx5_0's PCI path is not under /sys/devices"
 	grep -q "sysfs root       /sys$" "$dir/doctor.txt" || bad "doctor: sysfs root is not /sys"
 fi

@@ -80,6 +80,17 @@ static void check_node(const struct sv_node *n, const char *xml)
 		assert_non_null(anc);
 		assert_int_equal(anc->type, HWLOC_OBJ_PACKAGE);
 		assert_int_equal((int)anc->os_index, rt->numa);
+		/* below the port, or below its switch (upstream, then downstream port) */
+		for (int lvl = 0; rt->has_switch && lvl < 2; lvl++) {
+			const struct sv_pci *sw = lvl ? &rt->down : &rt->up;
+			hwloc_obj_t c = br->io_first_child;
+
+			assert_non_null(c);
+			assert_int_equal(c->type, HWLOC_OBJ_BRIDGE);
+			assert_int_equal(c->attr->pcidev.bus, sw->bus);
+			assert_int_equal(c->attr->pcidev.domain, sw->domain);
+			br = c;
+		}
 		for (hwloc_obj_t c = br->io_first_child; c; c = c->next_sibling)
 			children += c->type == HWLOC_OBJ_PCI_DEVICE;
 		for (i = 0; i < n->nnics; i++)

@@ -219,7 +219,9 @@ static void test_layout(void **state)
 	assert_true(readlink(path, buf, sizeof(buf)) > 0);
 	assert_non_null(realpath(path, buf));
 	sv_pathf(want, sizeof(want),
-		 "%s/n1/pod-a/view/devices/pci0000:00/0000:00:01.1/0000:0c:00.0", out);
+		 "%s/n1/pod-a/view/devices/pci0000:00/0000:00:01.1/0000:01:00.0/0000:02:00.0/"
+		 "0000:0c:00.0",
+		 out);
 	assert_string_equal(buf, want);
 	sv_pathf(path, sizeof(path), "%s/n1/pod-a/view/class/infiniband/mlx5_0/device/numa_node",
 		 out);

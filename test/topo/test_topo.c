@@ -178,7 +178,7 @@ static void pod_cuda_nics(const struct rn_topo *t, const struct rn_gdr *gdr, con
 		ptr = rn_gdr_ptr_support(t, gdr, &path, 1, why, sizeof(why));
 		assert_true(ptr & RN_PTR_HOST);
 		if (ptr & RN_PTR_CUDA) {
-			assert_non_null(strstr(why, dev->root));
+			assert_non_null(strstr(why, "in NCCL's topology"));
 			snprintf(names[n], sizeof(names[n]), "%s", dev->netdev);
 			sorted[n] = names[n];
 			n++;
@@ -284,18 +284,220 @@ static void test_switch_paths(void **state)
 		assert_non_null(strstr(why, "GPU 0000:03:00.0"));
 		assert_int_equal(rn_gdr_ptr_support(t, &gdr_peermem, pair, 2, why, sizeof(why)),
 				 RN_PTR_HOST | RN_PTR_CUDA);
+		/* a member on another root port meets the GPU only at the CPU (PHB) */
 		assert_int_equal(rn_gdr_ptr_support(t, &gdr_peermem, cross, 2, why, sizeof(why)),
 				 RN_PTR_HOST);
-		assert_non_null(strstr(why, "roots 0000:00:01.0 and 0000:00:02.0"));
+		assert_non_null(strstr(why, "0000:03:00.0 (CUDA 0), is PHB from it in NCCL's "
+					    "topology, farther than PXB (PXB (NCCL's default))"));
 		assert_int_equal(rn_gdr_ptr_support(t, &gdr_peermem, &p2, 1, why, sizeof(why)),
 				 RN_PTR_HOST);
-		assert_non_null(
-			strstr(why, "no GPU this process can use on PCIe root 0000:00:02.0"));
+		assert_non_null(strstr(why, "the nearest GPU this process can use, 0000:03:00.0"));
 		/* mlx5_4 sits next to nothing usable: the host-bridge GPU has no root port */
 		assert_int_equal(rn_gdr_ptr_support(t, &gdr_peermem, &p4, 1, NULL, 0), RN_PTR_HOST);
 	}
 	rn_topo_destroy(t);
 	RN_ASSERT_NO_WARN();
+}
+
+/* NCCL's own topology: its nodes, path types and NCCL_NET_GDR_LEVEL (switch.xml). */
+static void test_nccl_paths(void **state)
+{
+	char xml[PATH_MAX];
+	struct rn_topo *t;
+	const struct rn_topo_dev *gpu, *n0, *n1, *n2, *n3, *n4, *hb;
+	const char *p0 = "0000:04:00.0", *p1 = "0000:07:00.0", *p2 = "0000:10:00.0";
+	static const struct {
+		const char *level;
+		int want_rc, p0, p1, p2; /* CUDA offered on mlx5_0 (PIX), mlx5_1 (PXB), mlx5_2 */
+	} levels[] = {
+		{ NULL, 0, 1, 1, 0 },	     { "PXB", 0, 1, 1, 0 },	  { "PIX", 0, 1, 0, 0 },
+		{ "PHB", 0, 1, 1, 1 },	     { "SYS", 0, 1, 1, 1 },	  { "LOC", 0, 0, 0, 0 },
+		{ "C2C", 0, 0, 0, 0 },	     { "P2C", 0, 1, 1, 0 },	  { "1", 0, 1, 0, 0 },
+		{ "2", 0, 1, 1, 0 },	     { "3", 0, 1, 1, 1 },	  { "9", 0, 1, 1, 1 },
+		{ "pxb", -EINVAL, 1, 1, 0 }, { "xyz", -EINVAL, 1, 1, 0 },
+	};
+
+	(void)state;
+	rn_test_log_reset();
+	snprintf(xml, sizeof(xml), "%s/test/fixtures/topo/switch.xml", rn_test_source_dir());
+	assert_int_equal(rn_topo_load(xml, &t), 0);
+	gpu = rn_topo_find(t, "0000:03:00.0");
+	n0 = rn_topo_find(t, p0);
+	n1 = rn_topo_find(t, p1);
+	n2 = rn_topo_find(t, p2);
+	n3 = rn_topo_find(t, "0000:21:00.0");
+	n4 = rn_topo_find(t, "0000:81:00.0");
+	hb = rn_topo_find(t, "0000:80:03.0");
+	/* NCCL skips the port a device hangs on: the GPU's node is the switch's upstream port */
+	assert_int_equal(gpu->nanc, 1);
+	assert_string_equal(gpu->anc[0], "0000:01:00.0");
+	assert_int_equal(n1->nanc, 2);
+	assert_string_equal(n1->anc[0], "0000:05:00.0");
+	assert_string_equal(n1->anc[1], "0000:01:00.0");
+	assert_int_equal(n2->nanc, 0); /* right below a root port: on the CPU */
+	assert_int_equal(rn_topo_nccl_path(gpu, n0), RN_PATH_PIX);
+	assert_int_equal(rn_topo_nccl_path(n0, gpu), RN_PATH_PIX);
+	assert_int_equal(rn_topo_nccl_path(gpu, n1), RN_PATH_PXB);
+	assert_int_equal(rn_topo_nccl_path(gpu, n2), RN_PATH_PHB);
+	assert_int_equal(rn_topo_nccl_path(gpu, n3), RN_PATH_PHB); /* another host bridge */
+	assert_int_equal(rn_topo_nccl_path(gpu, n4), RN_PATH_SYS);
+	assert_int_equal(rn_topo_nccl_path(hb, n4), RN_PATH_PHB);
+	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
+		char why[320];
+
+		assert_int_equal(rn_topo_set_gdr_level(t, levels[i].level), levels[i].want_rc);
+		assert_int_equal(!!(rn_gdr_ptr_support(t, &gdr_peermem, &p0, 1, why, sizeof(why)) &
+				    RN_PTR_CUDA),
+				 levels[i].p0);
+		assert_int_equal(!!(rn_gdr_ptr_support(t, &gdr_peermem, &p1, 1, why, sizeof(why)) &
+				    RN_PTR_CUDA),
+				 levels[i].p1);
+		assert_int_equal(!!(rn_gdr_ptr_support(t, &gdr_peermem, &p2, 1, why, sizeof(why)) &
+				    RN_PTR_CUDA),
+				 levels[i].p2);
+		if (levels[i].want_rc)
+			assert_string_equal(t->gdr_level_src, "PXB (NCCL's default)");
+		else if (levels[i].level)
+			assert_non_null(strstr(why, levels[i].level));
+	}
+	/* from the environment, with one WARN for a value NCCL ignores */
+	setenv("NCCL_NET_GDR_LEVEL", "PHB", 1);
+	rn_topo_apply_nccl_env(t);
+	RN_ASSERT_NO_WARN();
+	assert_true(rn_gdr_ptr_support(t, &gdr_peermem, &p2, 1, NULL, 0) & RN_PTR_CUDA);
+	setenv("NCCL_NET_GDR_LEVEL", "closest", 1);
+	rn_topo_apply_nccl_env(t);
+	assert_true(rn_test_log_contains("NCCL_NET_GDR_LEVEL=closest is not a path type NCCL "
+					 "knows"));
+	assert_int_equal(rn_test_log.warns, 1);
+	assert_false(rn_gdr_ptr_support(t, &gdr_peermem, &p2, 1, NULL, 0) & RN_PTR_CUDA);
+	unsetenv("NCCL_NET_GDR_LEVEL");
+	rn_topo_destroy(t);
+}
+
+/* Loads vm-flat.xml, then applies `nccl` (a file under test/fixtures/topo, or a path). */
+static struct rn_topo *vm_topo(const char *nccl, int *rc)
+{
+	char xml[PATH_MAX], file[PATH_MAX];
+	struct rn_topo *t;
+
+	snprintf(xml, sizeof(xml), "%s/test/fixtures/topo/vm-flat.xml", rn_test_source_dir());
+	assert_int_equal(rn_topo_load(xml, &t), 0);
+	if (nccl) {
+		if (nccl[0] == '/')
+			snprintf(file, sizeof(file), "%s", nccl);
+		else
+			snprintf(file, sizeof(file), "%s/test/fixtures/topo/%s",
+				 rn_test_source_dir(), nccl);
+		*rc = rn_topo_apply_nccl_file(t, file);
+	}
+	return t;
+}
+
+/* A file under the test's temp dir with `text`; returns its path (static buffer). */
+static const char *write_tmp(const char *name, const char *text)
+{
+	static char path[PATH_MAX];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/tmp/rn-topo-%d-%s", (int)getpid(), name);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+	return path;
+}
+
+/*
+ * A VM whose PCIe tree is flat: the GPU and the NICs hang on the host bridge, so NCCL (and
+ * railnet) put them on the CPU (PHB) and GPUDirect is off; the provider's NCCL_TOPO_FILE
+ * places the GPU and mlx5_0 below one switch, and GPUDirect is on there, as in NCCL.
+ */
+static void test_nccl_topo_file(void **state)
+{
+	const char *n0 = "0000:00:05.0", *n1 = "0000:00:06.0";
+	static const struct {
+		const char *text, *what;
+		int line;
+	} bad[] = {
+		{ "<system><cpu numaid=\"0\"><pci busid=\"0000:00:04.0\">\n</cpu></system>",
+		  "</cpu> closes <pci>", 2 },
+		{ "<system>\n<cpu numaid=\"0\">\n<pci class=\"0x0302\"/>\n</cpu></system>",
+		  "<pci> without a busid", 3 },
+		{ "<system>\n<pci busid=\"zz\"/>\n</system>", "<pci> without a busid", 2 },
+		{ "<topology>\n</topology>", "the top element is <topology>, not <system>", 1 },
+		{ "<system>\n<cpu>\n", "<cpu> is never closed", 2 },
+		{ "just text\n", "no <system> element", 2 },
+		{ "<system><pci busid=\"0000:00:04.0\"\n", "a tag without its '>'", 1 },
+		{ "<system><!-- open\n", "an unclosed comment", 1 },
+	};
+	struct rn_topo *t;
+	int rc = 0;
+
+	(void)state;
+	rn_test_log_reset();
+	/* flat: PHB, host memory only, and NCCL_NET_GDR_LEVEL=PHB would allow it */
+	t = vm_topo(NULL, &rc);
+	assert_int_equal(rn_topo_nccl_path(rn_topo_find(t, "0000:00:04.0"), rn_topo_find(t, n0)),
+			 RN_PATH_PHB);
+	assert_int_equal(rn_gdr_ptr_support(t, &gdr_peermem, &n0, 1, NULL, 0), RN_PTR_HOST);
+	rn_topo_destroy(t);
+	/* the provider's file: mlx5_0 PIX with the GPU, mlx5_1 PXB? no: another switch, PHB */
+	t = vm_topo("vm-flat.nccl.xml", &rc);
+	assert_int_equal(rc, 3);
+	RN_ASSERT_NO_WARN();
+	assert_true(rn_topo_find(t, n0)->nccl_file);
+	{
+		char why[320];
+
+		assert_int_equal(rn_gdr_ptr_support(t, &gdr_peermem, &n0, 1, why, sizeof(why)),
+				 RN_PTR_HOST | RN_PTR_CUDA);
+		assert_non_null(strstr(why, "is PIX from it in NCCL's topology (NCCL_TOPO_FILE)"));
+		assert_int_equal(rn_gdr_ptr_support(t, &gdr_peermem, &n1, 1, why, sizeof(why)),
+				 RN_PTR_HOST);
+		assert_non_null(strstr(why, "is PHB from it"));
+	}
+	rn_topo_destroy(t);
+	/* bad files: one WARN with the file and line, and the sysfs placement stays */
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *path = write_tmp("bad.xml", bad[i].text);
+		char want[PATH_MAX + 64];
+
+		rn_test_log_reset();
+		t = vm_topo(path, &rc);
+		assert_int_equal(rc, -EINVAL);
+		snprintf(want, sizeof(want), "NCCL_TOPO_FILE %s:%d: %s", path, bad[i].line,
+			 bad[i].what);
+		if (!rn_test_log_contains(want))
+			fail_msg("case %zu: want WARN \"%s\"", i, want);
+		assert_int_equal(rn_test_log.warns, 1);
+		assert_int_equal(rn_gdr_ptr_support(t, &gdr_peermem, &n0, 1, NULL, 0), RN_PTR_HOST);
+		assert_false(rn_topo_find(t, n0)->nccl_file);
+		assert_string_equal(t->nccl_file, "");
+		rn_topo_destroy(t);
+		unlink(path);
+	}
+	rn_test_log_reset();
+	t = vm_topo("/nonexistent/nccl-topo.xml", &rc);
+	assert_int_equal(rc, -ENOENT);
+	assert_true(
+		rn_test_log_contains("NCCL_TOPO_FILE /nonexistent/nccl-topo.xml: No such file"));
+	rn_topo_destroy(t);
+	/* through the environment, as net.c and the doctor apply it */
+	rn_test_log_reset();
+	{
+		char file[PATH_MAX];
+
+		snprintf(file, sizeof(file), "%s/test/fixtures/topo/vm-flat.nccl.xml",
+			 rn_test_source_dir());
+		setenv("NCCL_TOPO_FILE", file, 1);
+		t = vm_topo(NULL, &rc);
+		rn_topo_apply_nccl_env(t);
+		unsetenv("NCCL_TOPO_FILE");
+	}
+	assert_int_equal(rn_gdr_ptr_support(t, &gdr_peermem, &n0, 1, NULL, 0),
+			 RN_PTR_HOST | RN_PTR_CUDA);
+	rn_topo_destroy(t);
 }
 
 /* The seeds' node: the issue's NUMA/root map, from softverbs-fabric's XML. */
@@ -1011,7 +1213,7 @@ static void test_no_gpu_no_cuda(void **state)
 	RN_ASSERT_NO_WARN();
 	assert_true(rn_test_log_contains("GPUDirect RDMA available"));
 	assert_true(rn_test_log_contains("PCI devices, no NVIDIA GPU: host memory only"));
-	assert_true(rn_test_log_contains("no GPU this process can use on PCIe root 0000:00:01.1"));
+	assert_true(rn_test_log_contains("no GPU this process can use (GPUs: "));
 	assert_int_equal(rn_net_finalize(ctx), 0);
 	if (!access(mark, F_OK))
 		fail_msg("the CUDA driver was opened on a machine without a GPU (%s)", mark);
@@ -1063,6 +1265,8 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_busid),
 		cmocka_unit_test(test_switch_paths),
+		cmocka_unit_test(test_nccl_paths),
+		cmocka_unit_test(test_nccl_topo_file),
 		cmocka_unit_test(test_seeds_map),
 		cmocka_unit_test(test_ptr_support_fixtures),
 		cmocka_unit_test(test_ptr_support_issue_answers),

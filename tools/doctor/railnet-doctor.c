@@ -174,6 +174,7 @@ static int rn_doc_align(struct rn_doc *doc, const struct rn_doc_opts *opts)
 	if (!doc->align)
 		return -ENOMEM;
 	rn_doc_gpus(doc, opts);
+	rn_topo_apply_nccl_env(doc->topo); /* GPUDirect as NCCL decides it */
 	rn_doc_gdr(doc, &gdr);
 	rn_align_build(doc->align, doc->d, doc->topo, &gdr);
 	return 0;
