@@ -16,6 +16,8 @@
 #   COLLS="all_reduce all_gather reduce_scatter sendrecv"  MAXBYTES=1G  STEP=4  ITERS=5
 #   SPEC=test/gpu/small-cuda.spec (GPUDirect on every channel: via NET/railnet/<vNIC>/GDRDMA)
 #   SPEC=test/gpu/misaligned-cuda.spec EXPECT=misaligned (GPUDirect on the GPU's NIC only)
+#   SPEC=test/gpu/flat-cuda.spec EXPECT=nogdr (PHB: no GPUDirect), and with
+#   NCCL_TOPO_FILE=test/gpu/flat-cuda.nccl.xml (the file's switch: GPUDirect everywhere)
 # Exit: 0 pass, 1 fail, 77 cannot run here.
 set -uo pipefail
 BUILD=$(cd "${1:-out/gpu}" && pwd)
@@ -65,7 +67,8 @@ trap cleanup EXIT
 if [ "$NP" -gt 1 ]; then
 	launch=(mpirun --allow-run-as-root --bind-to none -np "$NP" -x LD_LIBRARY_PATH -x RAILNET_IBVERBS_LIB
 		-x SOFTVERBS_RATE -x NCCL_NET_PLUGIN -x NCCL_NET -x NCCL_P2P_DISABLE -x NCCL_SHM_DISABLE
-		-x NCCL_NVLS_ENABLE -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS -x RAILNET_STATS)
+		-x NCCL_NVLS_ENABLE -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS -x RAILNET_STATS
+		${NCCL_TOPO_FILE:+-x NCCL_TOPO_FILE})
 	# shellcheck disable=SC2016  # expanded by each rank's shell
 	[ "$ngpu" -lt 2 ] && launch+=(sh -c 'NCCL_HOSTID=e2e-host$OMPI_COMM_WORLD_RANK exec "$@"' sh)
 	G=1
@@ -79,7 +82,7 @@ for coll in $COLLS; do
 	"$BUILD/bin/softverbs-fabric" exec "$fab" node0 pod0 -- env \
 		LD_LIBRARY_PATH="$BUILD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
 		RAILNET_IBVERBS_LIB="$BUILD/softverbs/libibverbs.so.1" SOFTVERBS_RATE=off \
-		${MERGE:+RAILNET_MERGE="$MERGE"} \
+		${MERGE:+RAILNET_MERGE="$MERGE"} ${NCCL_TOPO_FILE:+NCCL_TOPO_FILE="$NCCL_TOPO_FILE"} \
 		NCCL_NET_PLUGIN=railnet NCCL_NET=railnet NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 \
 		NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,GRAPH \
 		RAILNET_STATS="$OUT/$coll.stats.json" OMPI_ALLOW_RUN_AS_ROOT=1 \
@@ -108,12 +111,18 @@ for coll in $COLLS; do
 	other=$((other + phys))
 	oob=$(grep -c 'Out of bounds values : 0 OK' "$log")
 	# GPUDirect: every channel on GPU memory when the spec's node emulates it (gdr=)
-	if grep -qE '^node .*gdr=(peermem|dmabuf|both)' "$SPEC" && [ "${EXPECT:-}" != misaligned ]; then
+	# EXPECT=nogdr: no channel may use GPUDirect (test/gpu/flat-cuda.spec without its
+	# NCCL_TOPO_FILE: NCCL and railnet both see PHB)
+	if [ "${EXPECT:-}" = nogdr ]; then
+		other=$((other + $(grep -cE 'via NET/railnet/[0-9]+/GDRDMA' "$log")))
+	elif grep -qE '^node .*gdr=(peermem|dmabuf|both)' "$SPEC" && [ "${EXPECT:-}" != misaligned ]; then
 		nogdr=$((chans - $(grep -cE 'via NET/railnet/[0-9]+/GDRDMA' "$log")))
 		other=$((other + nogdr))
 	fi
 	# the pod's /sys must let NCCL place the NICs and the GPU
-	nopath=$(grep -cE 'Could not find (real path|NET with id|any local path)' "$log")
+	# (a provider's NCCL_TOPO_FILE names virtual bridges, ffff:ff:xx.x, that have no sysfs
+	# path: NCCL says so at INFO, and that is expected)
+	nopath=$(grep -E 'Could not find (real path|NET with id|any local path)' "$log" | grep -cv 'ffff:ff')
 	other=$((other + nopath))
 	echo "== $coll: exit $rc, rows with #wrong != 0: $wrong, channels via railnet: $chans, via others: $other"
 	grep -E '^ *[0-9]+ +[0-9]+ |Avg bus bandwidth|Out of bounds' "$log" | tail -40
