@@ -120,6 +120,12 @@ rn_add_fuzz(NAME fuzz_topo SOURCE ${RN_FUZZ_DIR}/fuzz_topo.c CORPUS ${RN_FUZZ_DI
 	CORE_SOURCES ${CMAKE_SOURCE_DIR}/src/topo.c ${CMAKE_SOURCE_DIR}/src/hwloc_shim.c
 	${CMAKE_SOURCE_DIR}/src/pci.c ${CMAKE_SOURCE_DIR}/src/log.c
 	LIBS rn_hwloc DEPENDS rn_hwloc_archive)
+# NCCL_TOPO_FILE: topo.c's reader of NCCL's topology XML, on a fixed hwloc topology
+rn_add_fuzz(NAME fuzz_nccltopo SOURCE ${RN_FUZZ_DIR}/fuzz_nccltopo.c
+	CORPUS ${RN_FUZZ_DIR}/corpus/nccltopo
+	CORE_SOURCES ${CMAKE_SOURCE_DIR}/src/topo.c ${CMAKE_SOURCE_DIR}/src/hwloc_shim.c
+	${CMAKE_SOURCE_DIR}/src/pci.c ${CMAKE_SOURCE_DIR}/src/log.c
+	LIBS rn_hwloc DEPENDS rn_hwloc_archive)
 # railnet-bench's command line (built only where MPI is: bench/railnet-bench/CMakeLists.txt)
 if(TARGET railnet_bench_core)
 	rn_add_fuzz(NAME fuzz_bench_args SOURCE ${RN_FUZZ_DIR}/fuzz_bench_args.c
