@@ -205,6 +205,7 @@ SV_EXPORT int ibv_close_device(struct ibv_context *context)
 	close(ctx->async_wfd); /* a thread blocked in ibv_get_async_event sees EOF */
 	close(context->async_fd);
 	free(ctx->mrs);
+	free(ctx->bounce);
 	free(ctx);
 	return 0;
 }

@@ -384,20 +384,22 @@ static uint32_t sv_iov_slice(const struct iovec *iov, uint32_t n, uint64_t off, 
  * sv_vm_copy where some local iovecs are GPU memory (devs[i] >= 0), which the kernel cannot
  * reach: through a bounce buffer, SV_BOUNCE bytes at a time.
  */
-static int sv_vm_copy_dev(pid_t pid, struct iovec *liov, const int *devs, uint32_t nl,
-			  struct iovec *riov, uint32_t nr, uint64_t len, bool write,
+static int sv_vm_copy_dev(struct sv_ctx *ctx, pid_t pid, struct iovec *liov, const int *devs,
+			  uint32_t nl, struct iovec *riov, uint32_t nr, uint64_t len, bool write,
 			  uint64_t *dirty)
 {
-	static __thread char *bounce;
 	uint64_t done = 0;
 	bool gpu = false;
+	char *bounce;
 
 	for (uint32_t i = 0; i < nl; i++)
 		gpu |= devs[i] >= 0;
 	if (!gpu)
 		return sv_vm_copy(pid, liov, nl, riov, nr, len, write);
-	if (!bounce && !(bounce = malloc(SV_BOUNCE)))
+	/* the context's: its NIC work runs one round at a time; freed with the context */
+	if (!ctx->bounce && !(ctx->bounce = malloc(SV_BOUNCE)))
 		return -ENOMEM;
+	bounce = ctx->bounce;
 	for (uint32_t i = 0; i < nl && done < len; i++) {
 		for (uint64_t o = 0; o < liov[i].iov_len && done < len;) {
 			uint64_t l = liov[i].iov_len - o;
@@ -584,7 +586,7 @@ static int sv_resp_req(struct sv_conn *c, const struct sv_hdr *h, const char *bo
 			if (vm) {
 				liov[0].iov_base = dst;
 				liov[0].iov_len = len;
-				st = sv_vm_copy_dev(c->peer_pid, liov, ldevs, 1, riov, nr, len,
+				st = sv_vm_copy_dev(ctx, c->peer_pid, liov, ldevs, 1, riov, nr, len,
 						    false, &c->gpu_dirty);
 			} else {
 				st = sv_copy(mr->gpu, dst, body, len, true, &c->gpu_dirty);
@@ -652,8 +654,8 @@ static int sv_resp_req(struct sv_conn *c, const struct sv_hdr *h, const char *bo
 		st = 0;
 		if (len) {
 			if (vm)
-				st = sv_vm_copy_dev(c->peer_pid, liov, ldevs, nl, riov, nr, len,
-						    false, &c->gpu_dirty);
+				st = sv_vm_copy_dev(ctx, c->peer_pid, liov, ldevs, nl, riov, nr,
+						    len, false, &c->gpu_dirty);
 			else
 				st = sv_iov_copy(liov, ldevs, nl, h->off, (char *)body, len, true,
 						 &c->gpu_dirty);
@@ -695,8 +697,8 @@ static int sv_resp_req(struct sv_conn *c, const struct sv_hdr *h, const char *bo
 				liov[0].iov_base = sv_mr_va(mr, h->raddr);
 				liov[0].iov_len = h->total;
 				ldevs[0] = mr->gpu;
-				st = sv_vm_copy_dev(c->peer_pid, liov, ldevs, 1, riov, nr, h->total,
-						    true, &c->gpu_dirty);
+				st = sv_vm_copy_dev(ctx, c->peer_pid, liov, ldevs, 1, riov, nr,
+						    h->total, true, &c->gpu_dirty);
 			}
 			pthread_mutex_unlock(&ctx->mr_lock);
 			c->copied += h->total;

@@ -193,6 +193,7 @@ struct sv_ctx {
 	int port_seen_down[SV_MAX_PORTS + 1]; /* NIC's view, to raise PORT_ERR/ACTIVE once */
 	bool cut_done;			      /* SOFTVERBS_CUT_LINK applied */
 
+	char *bounce; /* GDR mode: one-copy path's bounce buffer for GPU memory (NIC only) */
 	pthread_mutex_t mr_lock; /* MR table; held across copies into/out of MRs */
 	struct sv_mr **mrs;
 	uint32_t nmrs;
