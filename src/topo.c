@@ -388,26 +388,66 @@ struct nccl_xml {
 	char what[160];
 };
 
-/* The value of attribute `name` in the tag text [a, e) into out; false when absent. */
+/*
+ * The value of attribute `name` in the tag text [a, e) (after the element's name) into out;
+ * false when absent or too long. Attributes are read one by one, `name = "value"` with either
+ * quote and spaces around '=', so a name inside another attribute's value does not match.
+ */
 static bool xml_attr(const char *a, const char *e, const char *name, char *out, size_t len)
 {
 	size_t n = strlen(name);
+	const char *p = a;
 
-	for (const char *p = a; p + n + 2 < e; p++) {
-		const char *q, *end;
+	while (p < e) {
+		const char *k, *q, *end;
+		size_t kl;
 
-		if ((p != a && p[-1] != ' ' && p[-1] != '\t' && p[-1] != '\n') ||
-		    strncmp(p, name, n) || p[n] != '=' || (p[n + 1] != '"' && p[n + 1] != '\''))
-			continue;
-		q = p + n + 2;
-		end = memchr(q, p[n + 1], (size_t)(e - q));
-		if (!end || (size_t)(end - q) >= len)
+		while (p < e && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n' || *p == '/'))
+			p++;
+		k = p;
+		while (p < e && *p != '=' && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n')
+			p++;
+		kl = (size_t)(p - k);
+		while (p < e && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+			p++;
+		if (p >= e || *p != '=')
+			return false; /* not an attribute list NCCL would read either */
+		p++;
+		while (p < e && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+			p++;
+		if (p >= e || (*p != '"' && *p != '\''))
 			return false;
-		memcpy(out, q, (size_t)(end - q));
-		out[end - q] = 0;
-		return true;
+		q = p + 1;
+		end = memchr(q, *p, (size_t)(e - q));
+		if (!end)
+			return false;
+		if (kl == n && !strncmp(k, name, n)) {
+			if ((size_t)(end - q) >= len)
+				return false;
+			memcpy(out, q, (size_t)(end - q));
+			out[end - q] = 0;
+			return true;
+		}
+		p = end + 1;
 	}
 	return false;
+}
+
+/* The '>' that ends the tag at p ('>' inside a quoted value does not); NULL when none. */
+static char *tag_end(char *p)
+{
+	char quote = 0;
+
+	for (p++; *p; p++) {
+		if (quote) {
+			quote = *p == quote ? 0 : quote;
+		} else if (*p == '"' || *p == '\'') {
+			quote = *p;
+		} else if (*p == '>') {
+			return p;
+		}
+	}
+	return NULL;
 }
 
 struct nccl_frame {
@@ -436,7 +476,7 @@ static int nccl_xml_walk(struct nccl_xml *x, struct rn_topo *t, int *placed)
 
 		x->at = p;
 		if (!strncmp(p, "<!--", 4)) {
-			e = strstr(p, "-->");
+			e = strstr(p + 4, "-->");
 			if (!e) {
 				snprintf(x->what, sizeof(x->what), "an unclosed comment");
 				return -EINVAL;
@@ -444,16 +484,19 @@ static int nccl_xml_walk(struct nccl_xml *x, struct rn_topo *t, int *placed)
 			p = e + 3;
 			continue;
 		}
-		e = strchr(p, '>');
+		e = tag_end(p);
 		if (!e) {
 			snprintf(x->what, sizeof(x->what), "a tag without its '>'");
 			return -EINVAL;
 		}
-		for (char *c = p; c < e; c++)
-			if (*c == '<' && c != p) {
+		for (char *c = p + 1, quote = 0; c < e; c++) {
+			quote = quote ? (*c == quote ? 0 : quote)
+				      : (*c == '"' || *c == '\'' ? *c : 0);
+			if (*c == '<' && !quote) {
 				snprintf(x->what, sizeof(x->what), "'<' inside a tag");
 				return -EINVAL;
 			}
+		}
 		if (p[1] == '?' || p[1] == '!') /* declaration, doctype */
 			goto next;
 		close = p[1] == '/';
@@ -492,13 +535,13 @@ static int nccl_xml_walk(struct nccl_xml *x, struct rn_topo *t, int *placed)
 		if (!strcmp(st[depth].name, "cpu")) {
 			char v[32];
 
-			if (xml_attr(name, e, "numaid", v, sizeof(v)))
+			if (xml_attr(name + nl, e, "numaid", v, sizeof(v)))
 				st[depth].numa = (int)strtol(v, NULL, 10);
 		} else if (!strcmp(st[depth].name, "pci")) {
 			char v[64];
 			int nanc = 0;
 
-			if (!xml_attr(name, e, "busid", v, sizeof(v)) ||
+			if (!xml_attr(name + nl, e, "busid", v, sizeof(v)) ||
 			    rn_busid_parse(v, st[depth].busid)) {
 				snprintf(x->what, sizeof(x->what),
 					 "<pci> without a busid such as 0000:0c:00.0");

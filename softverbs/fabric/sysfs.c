@@ -22,6 +22,7 @@
 #include <ftw.h>
 #include <limits.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +163,30 @@ int sv_bind_cuda(struct sv_fabric *f)
 				}
 			sv_pci_str(&ids[g->cuda], a, sizeof(a));
 			sv_pci_str(&n->roots[g->root].port, b, sizeof(b));
+			for (int k = 0; k < n->nroots + n->ngpus; k++) {
+				const struct sv_root *r = k < n->nroots ? &n->roots[k] : NULL;
+				const struct sv_pci *id = &ids[g->cuda];
+				bool taken;
+
+				if (r)
+					taken = !memcmp(&r->port, id, sizeof(*id)) ||
+						(r->has_switch &&
+						 (!memcmp(&r->up, id, sizeof(*id)) ||
+						  !memcmp(&r->down, id, sizeof(*id))));
+				else
+					taken = &n->gpus[k - n->nroots] != g &&
+						!memcmp(&n->gpus[k - n->nroots].pci, id,
+							sizeof(*id));
+				if (!taken)
+					continue;
+				sv_pci_str(id, a, sizeof(a));
+				fprintf(stderr,
+					"%s:%d: gpu %s: CUDA device %d has bus id %s, which %s %s "
+					"uses; give it another address\n",
+					f->file, g->line, g->name, g->cuda, a, r ? "root" : "gpu",
+					r ? r->name : n->gpus[k - n->nroots].name);
+				return -EINVAL;
+			}
 			for (int k = 0; k < n->nroots; k++)
 				if (n->roots[k].port.domain == ids[g->cuda].domain &&
 				    n->roots[k].port.bus == ids[g->cuda].bus) {
@@ -263,9 +288,11 @@ static int bind_real(const char *real, const char *rel)
 	if (mkdir(to, 0755) && errno != EEXIST)
 		return -errno;
 	if (mount(from, to, NULL, MS_BIND | MS_REC, NULL)) {
+		int ret = -errno;
+
 		fprintf(stderr, "softverbs-fabric exec: bind %s on %s: %s\n", from, to,
-			strerror(errno));
-		return -errno;
+			strerror(-ret));
+		return ret;
 	}
 	return 0;
 }
@@ -371,7 +398,7 @@ int sv_exec_sysfs(const char *view)
 	static const char *const devices_skip[] = { "pci*", NULL };
 	static const char *const bus_skip[] = { "pci", NULL };
 	static const char *const pci_skip[] = { "devices", NULL };
-	char real[] = "/tmp/softverbs-sys.XXXXXX";
+	char real[] = "/tmp/softverbs-sys.XXXXXX", orig[] = "/tmp/softverbs-hostsys.XXXXXX";
 	int ret;
 
 	if (unshare(CLONE_NEWNS)) {
@@ -387,12 +414,25 @@ int sv_exec_sysfs(const char *view)
 		fprintf(stderr, "softverbs-fabric exec: mount namespace: %s\n", strerror(errno));
 		return ret;
 	}
+	/*
+	 * The host's /sys with what is mounted below it (cgroup, debugfs, tracefs, bpf): the
+	 * source of fs/ and kernel/, which a fresh sysfs has empty.
+	 */
+	if (!mkdtemp(orig) || mount("/sys", orig, NULL, MS_BIND | MS_REC, NULL)) {
+		ret = -errno;
+		fprintf(stderr, "softverbs-fabric exec: bind /sys: %s\n", strerror(errno));
+		rmdir(orig);
+		rmdir(real);
+		return ret;
+	}
 	/* a sysfs of this network namespace, the source of the real parts */
 	if (mount("sysfs", real, "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL)) {
 		ret = -errno;
 		fprintf(stderr, "softverbs-fabric exec: mount sysfs on %s: %s\n", real,
 			strerror(errno));
 		rmdir(real);
+		umount2(orig, MNT_DETACH);
+		rmdir(orig);
 		return ret;
 	}
 	if (mount("softverbs-sys", "/sys", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
@@ -415,8 +455,10 @@ int sv_exec_sysfs(const char *view)
 			strerror(-ret));
 		goto out;
 	}
-	ret = merge_dir(real, "", NULL, (const char *const[]){ "devices", "class", "bus", "module",
-								NULL }) ?:
+	ret = merge_dir(real, "", NULL,
+			(const char *const[]){ "devices", "class", "bus", "module", "fs", "kernel",
+					       NULL }) ?:
+	      bind_real(orig, "fs") ?: bind_real(orig, "kernel") ?:
 	      merge_dir(real, "devices", NULL, devices_skip) ?:
 	      merge_dir(real, "class", NULL, (const char *const[]){ "net", "pci_bus", NULL }) ?:
 	      merge_dir(real, "class/net", "../../devices/virtual/net", NULL) ?:
@@ -426,5 +468,7 @@ int sv_exec_sysfs(const char *view)
 out:
 	umount2(real, MNT_DETACH);
 	rmdir(real);
+	umount2(orig, MNT_DETACH);
+	rmdir(orig);
 	return ret;
 }

@@ -34,13 +34,16 @@ typedef void *sv_custream;
 
 #define SV_CU_POINTER_ATTRIBUTE_MEMORY_TYPE 2
 #define SV_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL 9
+#define SV_CU_POINTER_ATTRIBUTE_RANGE_START_ADDR 11
+#define SV_CU_POINTER_ATTRIBUTE_RANGE_SIZE 12
+#define SV_CU_STREAM_CAPTURE_MODE_RELAXED 2
 #define SV_CU_MEMORYTYPE_DEVICE 2
 #define SV_CU_STREAM_NON_BLOCKING 1
 #define SV_GPU_MAX_DEV 64
 
 static struct {
-	pthread_once_t once;
 	pthread_mutex_t lock;
+	bool tried; /* load() has settled: the driver is loaded, or can never be */
 	void *lib;
 	int (*init)(unsigned int);
 	int (*ptr_attr)(void *, int, sv_cuptr);
@@ -53,12 +56,14 @@ static struct {
 	int (*stream_sync)(sv_custream);
 	int (*h2d_async)(sv_cuptr, const void *, size_t, sv_custream);
 	int (*d2h_async)(void *, sv_cuptr, size_t, sv_custream);
+	int (*capture_mode)(int *); /* cuThreadExchangeStreamCaptureMode, optional */
 	struct {
 		sv_cuctx ctx;
 		sv_custream stream;
 		bool ready;
+		bool failed; /* no context or stream: said once, never retried */
 	} dev[SV_GPU_MAX_DEV];
-} g = { .once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER };
+} g = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 int sv_gdr_mode;       /* SV_GDR_* bits */
 bool sv_gdr_relaxed;   /* SOFTVERBS_GDR_ORDER=relaxed */
@@ -81,7 +86,7 @@ void sv_gdr_configure(const char *how, const char *origin)
 			sv_gdr_mode |= SV_GDR_PEERMEM | SV_GDR_DMABUF;
 		else if (strcmp(t, "off"))
 			sv_log("%s: GDR mode \"%s\" unknown (allowed: off, peermem, dmabuf, both); "
-			       "GDR off",
+			       "ignored",
 			       origin, t);
 	}
 }
@@ -118,15 +123,22 @@ static void *sym(const char *name)
 	return p;
 }
 
+/*
+ * Opens the driver once it is there. A process that has not loaded libcuda.so.1 has no GPU
+ * memory to register, so until it has, every call looks again (a registration of host memory
+ * may come before the process's first CUDA call). Called with g.lock held.
+ */
 static void load(void)
 {
 	const char *path = getenv("SOFTVERBS_CUDA_LIB");
 
-	/* a process that has not loaded the driver has no GPU memory to register */
+	if (g.tried)
+		return;
 	g.lib = path && *path ? dlopen(path, RTLD_NOW | RTLD_LOCAL)
 			      : dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
 	if (!g.lib) {
 		if (path && *path) {
+			g.tried = true;
 			gdr_error = true;
 			sv_log("GDR mode: SOFTVERBS_CUDA_LIB=%s cannot be loaded (%s); GPU memory "
 			       "cannot be registered, host memory works",
@@ -134,6 +146,8 @@ static void load(void)
 		}
 		return;
 	}
+	g.tried = true;
+	*(void **)&g.capture_mode = dlsym(g.lib, "cuThreadExchangeStreamCaptureMode");
 	*(void **)&g.init = sym("cuInit");
 	*(void **)&g.ptr_attr = sym("cuPointerGetAttribute");
 	*(void **)&g.addr_range = sym("cuMemGetAddressRange_v2");
@@ -155,20 +169,27 @@ static void load(void)
 
 int sv_gpu_classify(const void *addr, size_t len, int *dev)
 {
+	sv_cuptr p = (sv_cuptr)(uintptr_t)addr, base = 0;
 	unsigned int type = 0;
-	sv_cuptr base = 0;
 	size_t size = 0;
 	int ord = -1;
+	bool have;
 
-	pthread_once(&g.once, load);
-	if (!g.lib)
+	pthread_mutex_lock(&g.lock);
+	load();
+	have = g.lib != NULL;
+	pthread_mutex_unlock(&g.lock);
+	if (!have)
 		return 0;
-	if (g.ptr_attr(&type, SV_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (sv_cuptr)(uintptr_t)addr) ||
+	if (g.ptr_attr(&type, SV_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p) ||
 	    type != SV_CU_MEMORYTYPE_DEVICE)
 		return 0; /* not CUDA memory, or host/managed memory the CPU reaches */
-	if (g.ptr_attr(&ord, SV_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, (sv_cuptr)(uintptr_t)addr) ||
-	    ord < 0 || ord >= SV_GPU_MAX_DEV ||
-	    g.addr_range(&base, &size, (sv_cuptr)(uintptr_t)addr) ||
+	/* the range attributes need no current context (cuMemGetAddressRange may) */
+	if (g.ptr_attr(&ord, SV_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p) || ord < 0 ||
+	    ord >= SV_GPU_MAX_DEV ||
+	    ((g.ptr_attr(&base, SV_CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, p) ||
+	      g.ptr_attr(&size, SV_CU_POINTER_ATTRIBUTE_RANGE_SIZE, p)) &&
+	     g.addr_range(&base, &size, p)) ||
 	    (uintptr_t)addr + len > base + size)
 		return -EFAULT; /* device memory, but the range leaves its allocation */
 	*dev = ord;
@@ -183,20 +204,23 @@ static bool dev_ready(int dev)
 	if (__atomic_load_n(&g.dev[dev].ready, __ATOMIC_ACQUIRE))
 		return true;
 	pthread_mutex_lock(&g.lock);
-	if (!g.dev[dev].ready) {
+	if (!g.dev[dev].ready && !g.dev[dev].failed && g.lib) {
 		sv_cuctx ctx = NULL, old = NULL;
 		sv_custream s = NULL;
 		int d;
 
 		if (g.dev_get(&d, dev) || g.primary_retain(&ctx, d)) {
 			sv_log("GDR mode: no context for CUDA device %d", dev);
+			g.dev[dev].failed = true;
 		} else {
 			g.ctx_get(&old);
 			g.ctx_set(ctx);
-			if (g.stream_create(&s, SV_CU_STREAM_NON_BLOCKING))
+			if (g.stream_create(&s, SV_CU_STREAM_NON_BLOCKING)) {
 				sv_log("GDR mode: cannot create a stream on CUDA device %d", dev);
-			else
+				g.dev[dev].failed = true;
+			} else {
 				g.dev[dev].stream = s;
+			}
 			g.ctx_set(old);
 			g.dev[dev].ctx = ctx;
 			__atomic_store_n(&g.dev[dev].ready, s != NULL, __ATOMIC_RELEASE);
@@ -207,16 +231,25 @@ static bool dev_ready(int dev)
 	return ok;
 }
 
-/* Runs with the device's context current on this thread, then restores the caller's. */
-#define SV_WITH_CTX(dev, rc, expr)                 \
-	do {                                       \
-		sv_cuctx old_ = NULL;              \
-		g.ctx_get(&old_);                  \
-		if (old_ != g.dev[dev].ctx)        \
-			g.ctx_set(g.dev[dev].ctx); \
-		rc = (expr);                       \
-		if (old_ != g.dev[dev].ctx)        \
-			g.ctx_set(old_);           \
+/*
+ * Runs with the device's context current on this thread, then restores the caller's. The
+ * thread's stream-capture mode is relaxed meanwhile, as NCCL's proxy thread does: a graph
+ * captured in global mode on another thread must not be invalidated by the NIC's copies.
+ */
+#define SV_WITH_CTX(dev, rc, expr)                             \
+	do {                                                   \
+		int mode_ = SV_CU_STREAM_CAPTURE_MODE_RELAXED; \
+		sv_cuctx old_ = NULL;                          \
+		if (g.capture_mode)                            \
+			g.capture_mode(&mode_);                \
+		g.ctx_get(&old_);                              \
+		if (old_ != g.dev[dev].ctx)                    \
+			g.ctx_set(g.dev[dev].ctx);             \
+		rc = (expr);                                   \
+		if (old_ != g.dev[dev].ctx)                    \
+			g.ctx_set(old_);                       \
+		if (g.capture_mode)                            \
+			g.capture_mode(&mode_);                \
 	} while (0)
 
 int sv_gpu_write(int dev, void *dst, const void *src, size_t len)
@@ -245,6 +278,8 @@ int sv_gpu_fence(int dev)
 {
 	int rc;
 
+	if (!__atomic_load_n(&g.dev[dev].ready, __ATOMIC_ACQUIRE))
+		return 0; /* nothing was ever copied there */
 	if (!dev_ready(dev))
 		return -EIO;
 	SV_WITH_CTX(dev, rc, g.stream_sync(g.dev[dev].stream));

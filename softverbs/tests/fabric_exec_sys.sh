@@ -65,6 +65,7 @@ fi
 	echo "net1=$(test -e /sys/class/net/net1/mtu && echo yes)"
 	echo "lo=$(test -e /sys/class/net/lo && echo yes)"
 	echo "netns=$(cat /sys/module/ib_core/parameters/netns_mode)"
+	echo "cgroup=$(find /sys/fs/cgroup/ -mindepth 1 -maxdepth 1 | sort | tr "\n" " ")"
 	echo "view=$SOFTVERBS_VIEW"
 	echo "sysroot=${RAILNET_SYSFS_ROOT-unset}"
 ' >"$dir/in.txt" 2>&1 || bad "exec failed: $(cat "$dir/in.txt")"
@@ -86,6 +87,8 @@ want "net1=yes"
 want "lo=yes"
 want "netns=Y"
 want "view=/sys"
+# what is mounted below the host's /sys (cgroup) is there too
+want "cgroup=$(find /sys/fs/cgroup/ -mindepth 1 -maxdepth 1 | sort | tr "\n" " ")"
 want "sysroot=unset"
 # pod1 is given the other root's NIC; it sees the whole PCI tree, as a pod does
 "$fab" exec "$dir/fab" node0 pod1 -- realpath /sys/class/infiniband/mlx5_2/device >"$dir/p1.txt" 2>&1
@@ -149,6 +152,7 @@ berr() { # SPEC-SED BUSIDS EXPECTED
 }
 berr 's/cuda=1/cuda=5/' 0000:18:00.0 "gpu gpu0: cuda=5, but this machine has 1 CUDA device (cuda=0-0)"
 berr 's/cuda=1/cuda=0/' 0000:0c:00.0 "CUDA device 0 has bus id 0000:0c:00.0, which nic mlx5_0 uses"
+berr 's/cuda=1/cuda=0/' 0000:00:01.1 "CUDA device 0 has bus id 0000:00:01.1, which root r0 uses"
 berr 's/cuda=1/cuda=0/' xyz "SOFTVERBS_FABRIC_CUDA_BUSIDS: 'xyz' is not a PCI bus id"
 berr 's/cuda=1/cuda=0/' "" "gpu gpu0: cuda=0, but this machine has no CUDA device"
 berr 's/cuda=1/cuda=x/' 0000:18:00.0 "cuda=x: expected a CUDA device index 0-63"

@@ -177,6 +177,10 @@ int cuPointerGetAttribute(void *data, int attr, unsigned long long ptr)
 		*(unsigned int *)data = 2;
 	else if (attr == 9) /* DEVICE_ORDINAL */
 		*(int *)data = 0;
+	else if (attr == 11) /* RANGE_START_ADDR */
+		*(unsigned long long *)data = find((uintptr_t)ptr)->dev;
+	else if (attr == 12) /* RANGE_SIZE */
+		*(size_t *)data = find((uintptr_t)ptr)->len;
 	else
 		rc = FC_INVALID;
 	pthread_mutex_unlock(&lock);

@@ -20,6 +20,8 @@
 #include "nccl_net.h"
 
 static void logger(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
+		   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void logger(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
 		   const char *fmt, ...)
 {
 	va_list ap;

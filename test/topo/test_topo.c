@@ -430,6 +430,17 @@ static void test_nccl_topo_file(void **state)
 		{ "just text\n", "no <system> element", 2 },
 		{ "<system><pci busid=\"0000:00:04.0\"\n", "a tag without its '>'", 1 },
 		{ "<system><!-- open\n", "an unclosed comment", 1 },
+		{ "<system>\n<!-->\n<cpu/></system>\n", "an unclosed comment", 2 },
+		{ "<system>\n<pci note=\" busid='0000:00:05.0'\"/></system>",
+		  "<pci> without a busid", 2 },
+	};
+	/* files NCCL reads: quotes of either kind, '>' inside a value, spaces around '=' */
+	static const char *const good[] = {
+		"<system version=\"1\">\n<cpu numaid='0' note=\"a>b\">\n"
+		"<pci busid = \"ffff:ff:01.0\" class='0x060400'>\n"
+		"<pci note=\"busid=0000:00:06.0\" busid='0000:00:04.0'/>\n"
+		"<pci busid=\"0000:00:05.0\"><!-- a > comment --></pci>\n"
+		"</pci>\n</cpu>\n</system>\n",
 	};
 	struct rn_topo *t;
 	int rc = 0;
@@ -474,6 +485,20 @@ static void test_nccl_topo_file(void **state)
 		assert_int_equal(rn_gdr_ptr_support(t, &gdr_peermem, &n0, 1, NULL, 0), RN_PTR_HOST);
 		assert_false(rn_topo_find(t, n0)->nccl_file);
 		assert_string_equal(t->nccl_file, "");
+		rn_topo_destroy(t);
+		unlink(path);
+	}
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		const char *path = write_tmp("good.xml", good[i]);
+
+		rn_test_log_reset();
+		t = vm_topo(path, &rc);
+		RN_ASSERT_NO_WARN();
+		assert_int_equal(rc, 2);
+		assert_int_equal(
+			rn_topo_nccl_path(rn_topo_find(t, "0000:00:04.0"), rn_topo_find(t, n0)),
+			RN_PATH_PIX);
+		assert_int_equal(rn_topo_find(t, n1)->nanc, 0); /* not in the file: sysfs's */
 		rn_topo_destroy(t);
 		unlink(path);
 	}
