@@ -13,9 +13,11 @@
 # Usage: test/gpu/nccl_e2e.sh [BUILD] [OUTDIR]
 #   BUILD holds libnccl-net-railnet.so, bin/{railnet-bench,softverbs-fabric},
 #   softverbs/libibverbs.so.1 (test/gpu/stage.sh fills out/gpu with them).
-#   COLLS="all_reduce all_gather reduce_scatter sendrecv"  MAXBYTES=1G  STEP=4  ITERS=5
+#   COLLS="all_reduce all_gather reduce_scatter sendrecv"  MINBYTES=4  MAXBYTES=1G  STEP=4  ITERS=5
 #   SPEC=test/gpu/small-cuda.spec (GPUDirect on every channel: via NET/railnet/<vNIC>/GDRDMA)
 #   SPEC=test/gpu/misaligned-cuda.spec EXPECT=misaligned (GPUDirect on the GPU's NIC only)
+#   SPEC=test/gpu/aligned-cuda.spec EXPECT=aligned (both NICs, GPUDirect); RATE=<Gb/s per
+#   port> turns softverbs' rate model on (default off)
 #   SPEC=test/gpu/flat-cuda.spec EXPECT=nogdr (PHB: no GPUDirect), and with
 #   NCCL_TOPO_FILE=test/gpu/flat-cuda.nccl.xml (the file's switch: GPUDirect everywhere)
 # Exit: 0 pass, 1 fail, 77 cannot run here.
@@ -81,14 +83,14 @@ for coll in $COLLS; do
 	log=$OUT/$coll.log
 	"$BUILD/bin/softverbs-fabric" exec "$fab" node0 pod0 -- env \
 		LD_LIBRARY_PATH="$BUILD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-		RAILNET_IBVERBS_LIB="$BUILD/softverbs/libibverbs.so.1" SOFTVERBS_RATE=off \
+		RAILNET_IBVERBS_LIB="$BUILD/softverbs/libibverbs.so.1" SOFTVERBS_RATE="${RATE:-off}" \
 		${MERGE:+RAILNET_MERGE="$MERGE"} ${NCCL_TOPO_FILE:+NCCL_TOPO_FILE="$NCCL_TOPO_FILE"} \
 		NCCL_NET_PLUGIN=railnet NCCL_NET=railnet NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 \
 		NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,GRAPH \
 		RAILNET_STATS="$OUT/$coll.stats.json" OMPI_ALLOW_RUN_AS_ROOT=1 \
 		OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
 		timeout 900 "${launch[@]}" "$BUILD/bin/railnet-bench" --nccl --coll "$coll" \
-		-g "$G" -b 4 -e "$MAXBYTES" -f "$STEP" -n "$ITERS" -w 2 -c 1 >"$log" 2>&1
+		-g "$G" -b "${MINBYTES:-4}" -e "$MAXBYTES" -f "$STEP" -n "$ITERS" -w 2 -c 1 >"$log" 2>&1
 	rc=$?
 	# #wrong of both placements (N/A where a placement has no check, e.g. in-place sendrecv)
 	wrong=$(awk '/^ *[0-9]+ +[0-9]+ /{ if (($9 != "0" && $9 != "N/A") || ($NF != "0" && $NF != "N/A")) bad++ } END { print bad + 0 }' "$log")
@@ -98,10 +100,16 @@ for coll in $COLLS; do
 	# GPU memory on device 0 (below the GPU's switch) only, and NCCL runs its channels there
 	# with GPUDirect (as the seeds' jobs used only the PFs on their GPUs' roots); device 1
 	# (another root) is host memory only, never GDRDMA
-	if [ "${EXPECT:-}" = misaligned ]; then
+	# EXPECT=aligned (test/gpu/aligned-cuda.spec): both single-port NICs below the GPU's
+	# switch, channels on both, all with GPUDirect
+	if [ "${EXPECT:-}" = aligned ]; then
+		phys=$(grep -cE 'via NET/railnet/[2-9]' "$log")
+		[ "$(grep -cE 'via NET/railnet/0/GDRDMA' "$log")" -gt 0 ] || phys=$((phys + 1))
+		[ "$(grep -cE 'via NET/railnet/1/GDRDMA' "$log")" -gt 0 ] || phys=$((phys + 1))
+	elif [ "${EXPECT:-}" = misaligned ]; then
 		phys=$(grep -cE 'via NET/railnet/([2-9]|1/GDRDMA)' "$log")
 		[ "$(grep -cE 'via NET/railnet/0/GDRDMA' "$log")" -gt 0 ] || phys=$((phys + 1))
-		grep -q 'railnet : mlx5_2: host: no GPU this process can use' "$log" || phys=$((phys + 1))
+		grep -q 'railnet : mlx5_2: host: ' "$log" || phys=$((phys + 1))
 	elif [ "$MERGE" = ports ]; then
 		phys=$(grep -cE 'via NET/railnet/[1-9]' "$log")
 	else
@@ -115,7 +123,8 @@ for coll in $COLLS; do
 	# NCCL_TOPO_FILE: NCCL and railnet both see PHB)
 	if [ "${EXPECT:-}" = nogdr ]; then
 		other=$((other + $(grep -cE 'via NET/railnet/[0-9]+/GDRDMA' "$log")))
-	elif grep -qE '^node .*gdr=(peermem|dmabuf|both)' "$SPEC" && [ "${EXPECT:-}" != misaligned ]; then
+	elif grep -qE '^node .*gdr=(peermem|dmabuf|both)' "$SPEC" && [ "${EXPECT:-}" != misaligned ] &&
+		[ "${EXPECT:-}" != aligned ]; then
 		nogdr=$((chans - $(grep -cE 'via NET/railnet/[0-9]+/GDRDMA' "$log")))
 		other=$((other + nogdr))
 	fi
