@@ -30,7 +30,7 @@ rn_logger_fn rn_log_get_logger(void)
  * railnet's warnings before NCCL hands us its logger are exactly the ones users need).
  * Read on every call: this path only runs before init and after finalize, so it is cold.
  */
-static int rn_stderr_level(void)
+int rn_log_level_from_env(void)
 {
 	const char *v = getenv("NCCL_DEBUG");
 
@@ -73,7 +73,7 @@ void rn_vlog(int level, unsigned long flags, const char *where, int line, const 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (fn) {
 		fn(level, flags, where, line, "%s", msg);
-	} else if (level <= rn_stderr_level() && level != RN_LOG_NONE) {
+	} else if (level <= rn_log_level_from_env() && level != RN_LOG_NONE) {
 		char host[64] = "?";
 
 		gethostname(host, sizeof(host) - 1);

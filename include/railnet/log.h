@@ -42,6 +42,8 @@ typedef void (*rn_logger_fn)(int level, unsigned long flags, const char *file, i
  */
 void rn_log_set_logger(rn_logger_fn fn);
 rn_logger_fn rn_log_get_logger(void);
+/* The level NCCL_DEBUG asks for (VERSION, WARN, INFO, TRACE, NONE; default and unknown: WARN). */
+int rn_log_level_from_env(void);
 
 void rn_log(int level, unsigned long flags, const char *where, int line, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));

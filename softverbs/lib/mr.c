@@ -83,6 +83,25 @@ static bool sv_mapped(void *addr, size_t len)
 	return madvise((void *)start, end - start, MADV_NORMAL) == 0;
 }
 
+/*
+ * What a dma-buf registration's fd is, from its /proc/self/fd link, into buf: 0, or EBADF for
+ * -1 (what a probe passes) and for an fd that is not open.
+ */
+static int sv_fd_target(int fd, char *buf, size_t len)
+{
+	char link[64];
+	ssize_t n;
+
+	if (fd < 0)
+		return EBADF;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, len - 1);
+	if (n < 0)
+		return EBADF;
+	buf[n] = 0;
+	return 0;
+}
+
 /* ibv_reg_dmabuf_mr in GDR dma-buf mode is registering GPU memory on this thread */
 static __thread bool sv_reg_dmabuf;
 static struct ibv_mr *sv_reg_dmabuf_gpu(struct ibv_pd *pd, size_t length, uint64_t iova, int fd,
@@ -188,8 +207,8 @@ SV_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, s
 					   uint64_t iova, int fd, int access)
 {
 	const char *e = getenv("SOFTVERBS_DMABUF");
-	char link[64], target[64];
-	ssize_t n;
+	char target[64];
+	int err;
 
 	(void)offset;
 	if ((!e || strcmp(e, "memfd")) && (sv_gdr_mode & SV_GDR_DMABUF))
@@ -198,17 +217,11 @@ SV_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, s
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if (fd < 0) {
-		errno = EBADF;
+	err = sv_fd_target(fd, target, sizeof(target));
+	if (err) {
+		errno = err;
 		return NULL;
 	}
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, target, sizeof(target) - 1);
-	if (n < 0) {
-		errno = EBADF;
-		return NULL;
-	}
-	target[n] = 0;
 	if (strncmp(target, "/memfd:", 7)) {
 		errno = EINVAL;
 		return NULL;
@@ -225,22 +238,16 @@ SV_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, s
 static struct ibv_mr *sv_reg_dmabuf_gpu(struct ibv_pd *pd, size_t length, uint64_t iova, int fd,
 					int access)
 {
-	char link[64], target[128];
+	char target[128];
 	struct ibv_mr *mr;
-	ssize_t n;
 	int dev;
 
-	if (fd < 0) {
-		errno = EBADF;
+	int err = sv_fd_target(fd, target, sizeof(target));
+
+	if (err) {
+		errno = err;
 		return NULL;
 	}
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, target, sizeof(target) - 1);
-	if (n < 0) {
-		errno = EBADF;
-		return NULL;
-	}
-	target[n] = 0;
 	if (!strstr(target, "dmabuf")) {
 		errno = EINVAL;
 		return NULL;

@@ -292,6 +292,18 @@ void sv_ep_connect(struct sv_ep *ep, const struct sv_ep_opts *oo, const struct s
 				    IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC) == 0);
 }
 
+void sv_ep_pair(int side, int fd, struct sv_ep *ep, struct sv_ep_opts *o, struct sv_ep_info *peer)
+{
+	struct sv_ep_info me;
+
+	o->dev = side ? "svdev1" : "svdev0";
+	sv_ep_open(ep, o);
+	sv_ep_info(ep, &me);
+	sv_xchg(fd, &me, peer, sizeof(me));
+	sv_ep_connect(ep, o, peer);
+	sv_barrier(fd);
+}
+
 void sv_ep_close(struct sv_ep *ep)
 {
 	if (ep->qp)

@@ -90,6 +90,11 @@ void sv_ep_open(struct sv_ep *ep, const struct sv_ep_opts *o);
 void sv_ep_info(const struct sv_ep *ep, struct sv_ep_info *info);
 void sv_ep_connect(struct sv_ep *ep, const struct sv_ep_opts *o, const struct sv_ep_info *peer);
 void sv_ep_close(struct sv_ep *ep);
+/*
+ * For sv_run2's sides: opens side's device (svdev0 or svdev1), connects the endpoint with the
+ * other side's over fd, and waits for both. o->dev is set here.
+ */
+void sv_ep_pair(int side, int fd, struct sv_ep *ep, struct sv_ep_opts *o, struct sv_ep_info *peer);
 /* Polls until n completions arrived or ms elapsed; returns how many. */
 int sv_poll(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms);
 void sv_post_write(struct sv_ep *ep, enum ibv_wr_opcode op, uint64_t wr_id, size_t off, size_t len,

@@ -27,19 +27,6 @@ static void check_fill(const char *p, size_t n, unsigned seed)
 		}
 }
 
-/* Opens an endpoint on side's device and connects it with the other side's. */
-static void pair(int side, int fd, struct sv_ep *ep, struct sv_ep_opts *o, struct sv_ep_info *peer)
-{
-	struct sv_ep_info me;
-
-	o->dev = side ? "svdev1" : "svdev0";
-	sv_ep_open(ep, o);
-	sv_ep_info(ep, &me);
-	sv_xchg(fd, &me, peer, sizeof(me));
-	sv_ep_connect(ep, o, peer);
-	sv_barrier(fd);
-}
-
 static void write_body(int side, int fd, void *arg)
 {
 	size_t len = arg ? *(size_t *)arg : 65536;
@@ -48,7 +35,7 @@ static void write_body(int side, int fd, void *arg)
 	struct sv_ep ep;
 	struct ibv_wc wc;
 
-	pair(side, fd, &ep, &o, &peer);
+	sv_ep_pair(side, fd, &ep, &o, &peer);
 	if (side == 0) {
 		fill(ep.buf, len, 3);
 		sv_post_write(&ep, IBV_WR_RDMA_WRITE, 42, 0, len, &peer, len, IBV_SEND_SIGNALED, 0);
@@ -86,7 +73,7 @@ static void write_imm_body(int side, int fd, void *arg)
 	struct sv_ep ep;
 	struct ibv_wc wc[4];
 
-	pair(side, fd, &ep, &o, &peer);
+	sv_ep_pair(side, fd, &ep, &o, &peer);
 	if (side == 1) {
 		struct ibv_recv_wr wr = { .wr_id = 7, .sg_list = NULL, .num_sge = 0 }, *bad;
 
@@ -141,7 +128,7 @@ static void read_body(int side, int fd, void *arg)
 	struct sv_ep ep;
 	struct ibv_wc wc;
 
-	pair(side, fd, &ep, &o, &peer);
+	sv_ep_pair(side, fd, &ep, &o, &peer);
 	if (side == 1)
 		fill(ep.buf + 4096, 300000, 11);
 	sv_barrier(fd);
@@ -173,7 +160,7 @@ static void send_body(int side, int fd, void *arg)
 	struct sv_ep ep;
 	struct ibv_wc wc[4];
 
-	pair(side, fd, &ep, &o, &peer);
+	sv_ep_pair(side, fd, &ep, &o, &peer);
 	if (side == 1) {
 		/* a receive with a 3-element scatter list */
 		struct ibv_sge sg[3] = {
@@ -271,7 +258,7 @@ static void unsig_body(int side, int fd, void *arg)
 	struct ibv_wc wc;
 	int i, got = 0;
 
-	pair(side, fd, &ep, &o, &peer);
+	sv_ep_pair(side, fd, &ep, &o, &peer);
 	if (side == 0) {
 		for (i = 0; i < 1600; i++) {
 			int sig = (i % 8) == 7;
@@ -307,7 +294,7 @@ static void sq_full_body(int side, int fd, void *arg)
 	struct ibv_send_wr wr, *bad;
 	int i;
 
-	pair(side, fd, &ep, &o, &peer);
+	sv_ep_pair(side, fd, &ep, &o, &peer);
 	if (side == 0) {
 		for (i = 0; i < 4; i++)
 			sv_post_write(&ep, IBV_WR_RDMA_WRITE, (uint64_t)i, 0, 8, &peer, 0, 0, 0);
@@ -337,7 +324,7 @@ static void wr_api_body(int side, int fd, void *arg)
 	struct sv_ep ep;
 	struct ibv_wc wc[4];
 
-	pair(side, fd, &ep, &o, &peer);
+	sv_ep_pair(side, fd, &ep, &o, &peer);
 	if (side == 1)
 		sv_post_recv(&ep, 55, 0, 4096);
 	sv_barrier(fd);
@@ -408,7 +395,7 @@ static void channel_body(int side, int fd, void *arg)
 	struct sv_ep ep;
 	struct ibv_wc wc;
 
-	pair(side, fd, &ep, &o, &peer);
+	sv_ep_pair(side, fd, &ep, &o, &peer);
 	if (side == 1) {
 		struct ibv_cq *cq;
 		void *cqctx;
@@ -533,7 +520,7 @@ static void twoport_body(int side, int fd, void *arg)
 	struct sv_ep ep;
 	struct ibv_wc wc;
 
-	pair(side, fd, &ep, &o, &peer);
+	sv_ep_pair(side, fd, &ep, &o, &peer);
 	if (side == 0) {
 		sv_post_write(&ep, IBV_WR_RDMA_WRITE, 1, 0, 4096, &peer, 0, IBV_SEND_SIGNALED, 0);
 		CHECK_EQ(sv_poll(ep.cq, &wc, 1, 10000), 1);

@@ -14,18 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static void pair(int side, int fd, struct sv_ep *ep, struct sv_ep_opts *o, struct sv_ep_info *peer)
-{
-	struct sv_ep_info me;
-
-	o->dev = side ? "svdev1" : "svdev0";
-	sv_ep_open(ep, o);
-	sv_ep_info(ep, &me);
-	sv_xchg(fd, &me, peer, sizeof(me));
-	sv_ep_connect(ep, o, peer);
-	sv_barrier(fd);
-}
-
 static void expect_async(struct ibv_context *c, enum ibv_event_type t)
 {
 	struct ibv_async_event ev;
@@ -46,7 +34,7 @@ static void loc_prot_body(int side, int fd, void *arg)
 	struct sv_ep ep;
 	struct ibv_wc wc[4];
 
-	pair(side, fd, &ep, &o, &peer);
+	sv_ep_pair(side, fd, &ep, &o, &peer);
 	if (side == 0) {
 		struct ibv_sge sge = { (uintptr_t)ep.buf, 64, ep.mr->lkey + 0x100 }; /* bad lkey */
 		struct ibv_send_wr wr = { .wr_id = 1,
@@ -93,7 +81,7 @@ static void read_lw_body(int side, int fd, void *arg)
 	struct sv_ep ep;
 	struct ibv_wc wc;
 
-	pair(side, fd, &ep, &o, &peer);
+	sv_ep_pair(side, fd, &ep, &o, &peer);
 	if (side == 0) {
 		struct ibv_mr *ro = ibv_reg_mr(ep.pd, ep.buf + 65536, 4096, 0);
 
@@ -141,7 +129,7 @@ static void rem_access_body(int side, int fd, void *arg)
 		o.mr_access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
 	if (side == 1 && rc->kind == 4)
 		o.qp_access = IBV_ACCESS_REMOTE_READ;
-	pair(side, fd, &ep, &o, &peer);
+	sv_ep_pair(side, fd, &ep, &o, &peer);
 	if (side == 1)
 		sv_post_recv(&ep, 50, 0, 64);
 	sv_barrier(fd);
@@ -211,7 +199,7 @@ static void flush_body(int side, int fd, void *arg)
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
 	int i;
 
-	pair(side, fd, &ep, &o, &peer);
+	sv_ep_pair(side, fd, &ep, &o, &peer);
 	if (side == 1) {
 		for (i = 0; i < 5; i++)
 			sv_post_recv(&ep, (uint64_t)(10 + i), 0, 64);
@@ -246,7 +234,7 @@ static void rnr_body(int side, int fd, void *arg)
 
 	if (!rc->infinite)
 		o.rnr_retry = 2;
-	pair(side, fd, &ep, &o, &peer);
+	sv_ep_pair(side, fd, &ep, &o, &peer);
 	if (side == 0) {
 		sv_post_write(&ep, IBV_WR_SEND, 1, 0, 64, NULL, 0, IBV_SEND_SIGNALED, 0);
 		sv_post_write(&ep, IBV_WR_RDMA_WRITE_WITH_IMM, 2, 0, 64, &peer, 0,
@@ -300,7 +288,7 @@ static void vanish_body(int side, int fd, void *arg)
 	struct timespec t0, t1;
 	int n;
 
-	pair(side, fd, &ep, &o, &peer);
+	sv_ep_pair(side, fd, &ep, &o, &peer);
 	if (side == 1) {
 		sv_barrier(fd);
 		_exit(0); /* no cleanup: the NIC vanishes with the process */
@@ -373,7 +361,7 @@ static void short_recv_body(int side, int fd, void *arg)
 	struct sv_ep ep;
 	struct ibv_wc wc;
 
-	pair(side, fd, &ep, &o, &peer);
+	sv_ep_pair(side, fd, &ep, &o, &peer);
 	if (side == 1)
 		sv_post_recv(&ep, 30, 0, 16);
 	sv_barrier(fd);

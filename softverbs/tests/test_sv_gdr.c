@@ -68,18 +68,6 @@ static void check_gpu(const void *dev, size_t n, unsigned seed, const char *what
 	free(tmp);
 }
 
-static void pair(int side, int fd, struct sv_ep *ep, struct sv_ep_opts *o, struct sv_ep_info *peer)
-{
-	struct sv_ep_info me;
-
-	o->dev = side ? "svdev1" : "svdev0";
-	sv_ep_open(ep, o);
-	sv_ep_info(ep, &me);
-	sv_xchg(fd, &me, peer, sizeof(me));
-	sv_ep_connect(ep, o, peer);
-	sv_barrier(fd);
-}
-
 #define GLEN (3u << 20) /* several stream chunks and bounce rounds */
 
 struct gpu_region {
@@ -157,7 +145,7 @@ static void data_body(int side, int fd, void *arg)
 	struct sv_ep ep;
 
 	load_fake();
-	pair(side, fd, &ep, &o, &peer);
+	sv_ep_pair(side, fd, &ep, &o, &peer);
 	gpu_region(&ep, &mine, dmabuf && side == 1);
 	sv_xchg(fd, &mine, &theirs, sizeof(mine));
 	if (side == 1) {
@@ -248,7 +236,7 @@ static void relaxed_body(int side, int fd, void *arg)
 
 	(void)arg;
 	load_fake();
-	pair(side, fd, &ep, &o, &peer);
+	sv_ep_pair(side, fd, &ep, &o, &peer);
 	gpu_region(&ep, &mine, false);
 	sv_xchg(fd, &mine, &theirs, sizeof(mine));
 	if (side == 1)

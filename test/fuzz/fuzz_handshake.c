@@ -44,6 +44,9 @@
 #include "railnet/verbs.h"
 #include "railnet/wire.h"
 
+#define RN_FZ_NAME "fuzz_handshake"
+#include "fuzz_util.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define RN_FZ_VERSION 0x01
@@ -75,34 +78,6 @@ static struct rn_fz_listener rn_fz_ls[2];
 static struct rn_qp_port rn_fz_ports[RN_FZ_NPORTS];
 static struct ibv_context *rn_fz_ctx;
 static int rn_fz_fds; /* open fds between inputs */
-
-static void rn_fz_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-
-static void rn_fz_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "fuzz_handshake: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
-	va_end(ap);
-	abort();
-}
-
-/* Format every message (so format strings run under the sanitizers), then drop it. */
-static void rn_fz_logger(int level, unsigned long flags, const char *file, int line,
-			 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static void rn_fz_logger(int level, unsigned long flags, const char *file, int line,
-			 const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-}
 
 static long long rn_fz_now_ms(void)
 {

@@ -20,6 +20,9 @@
 #include "railnet/pci.h"
 #include "railnet/topo.h"
 
+#define RN_FZ_NAME "fuzz_nccltopo"
+#include "fuzz_util.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char rn_fz_hwloc[] =
@@ -59,39 +62,6 @@ static const char rn_fz_hwloc[] =
 	"<object type=\"PCIDev\" gp_index=\"18\" pci_busid=\"0000:00:06.0\" "
 	"pci_type=\"0207 [15b3:101d] [15b3:0000] 00\"/>\n"
 	"</object>\n</object>\n</object>\n</topology>\n";
-
-static int rn_fz_warns;
-
-static void rn_fz_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-
-static void rn_fz_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "fuzz_nccltopo: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
-	va_end(ap);
-	abort();
-}
-
-static void rn_fz_logger(int level, unsigned long flags, const char *file, int line,
-			 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static void rn_fz_logger(int level, unsigned long flags, const char *file, int line,
-			 const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	(void)flags;
-	(void)file;
-	(void)line;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	rn_fz_warns += level == RN_LOG_WARN;
-}
 
 /* A memfd holding bytes; its /proc path in path. -1 on failure. */
 static int rn_fz_file(const void *data, size_t size, char *path, size_t len)

@@ -43,6 +43,9 @@
 #include "railnet/pci.h"
 #include "railnet/verbs.h"
 
+#define RN_FZ_NAME "fuzz_sysfs"
+#include "fuzz_util.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define RN_FZ_NGID 4
@@ -65,34 +68,6 @@ struct rn_fz_piece {
 };
 
 static int rn_fz_ctl; /* control byte 0, for the fake query_gid below */
-
-static void rn_fz_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-
-static void rn_fz_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "fuzz_sysfs: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
-	va_end(ap);
-	abort();
-}
-
-/* Format every message (so format strings run under the sanitizers), then drop it. */
-static void rn_fz_logger(int level, unsigned long flags, const char *file, int line,
-			 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static void rn_fz_logger(int level, unsigned long flags, const char *file, int line,
-			 const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-}
 
 static bool rn_fz_is_zero(const uint8_t raw[16])
 {

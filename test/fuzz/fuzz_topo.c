@@ -23,6 +23,9 @@
 #include "railnet/pci.h"
 #include "railnet/topo.h"
 
+#define RN_FZ_NAME "fuzz_topo"
+#include "fuzz_util.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 const char *__lsan_default_suppressions(void);
 
@@ -36,37 +39,6 @@ const char *__lsan_default_suppressions(void);
 const char *__lsan_default_suppressions(void)
 {
 	return "leak:hwloc_alloc_setup_object\nleak:hwloc__xml_import_object\n";
-}
-
-static int rn_fz_warns;
-
-static void rn_fz_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-
-static void rn_fz_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "fuzz_topo: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
-	va_end(ap);
-	abort();
-}
-
-/* Format every message (so format strings run under the sanitizers), count the WARNs. */
-static void rn_fz_logger(int level, unsigned long flags, const char *file, int line,
-			 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static void rn_fz_logger(int level, unsigned long flags, const char *file, int line,
-			 const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	rn_fz_warns += level == RN_LOG_WARN;
 }
 
 /*

@@ -431,23 +431,6 @@ static struct {
 	} line[RN_DOC_MAX_LOG];
 } rn_doc_log;
 
-static int rn_doc_log_level(void)
-{
-	const char *v = getenv("NCCL_DEBUG");
-
-	if (!v || !*v)
-		return RN_LOG_WARN;
-	if (!strcasecmp(v, "VERSION"))
-		return RN_LOG_VERSION;
-	if (!strcasecmp(v, "INFO"))
-		return RN_LOG_INFO;
-	if (!strcasecmp(v, "TRACE"))
-		return RN_LOG_TRACE;
-	if (!strcasecmp(v, "NONE"))
-		return RN_LOG_NONE;
-	return RN_LOG_WARN;
-}
-
 static void rn_doc_logger(int level, unsigned long flags, const char *file, int line,
 			  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 static void rn_doc_logger(int level, unsigned long flags, const char *file, int line,
@@ -458,7 +441,7 @@ static void rn_doc_logger(int level, unsigned long flags, const char *file, int 
 	(void)flags;
 	(void)file;
 	(void)line;
-	if (level == RN_LOG_NONE || level > rn_doc_log_level())
+	if (level == RN_LOG_NONE || level > rn_log_level_from_env())
 		return;
 	if (rn_doc_log.n == RN_DOC_MAX_LOG) {
 		rn_doc_log.dropped++;
