@@ -198,6 +198,7 @@ SV_EXPORT int ibv_close_device(struct ibv_context *context)
 	/* QPs the application did not destroy: give back their fabric-wide QPNs */
 	for (struct sv_qp *qp = ctx->qps; qp; qp = qp->next)
 		sv_rdv_release(qp);
+	sv_nic_free_sets(ctx);
 	pthread_mutex_unlock(&ctx->lock);
 	sv_rdv_unlisten(ctx);
 	close(ctx->epfd);
@@ -461,9 +462,9 @@ static bool sv_async_qp_deliver(struct sv_ctx *ctx, const struct sv_async_msg *m
 	struct sv_qp *qp;
 
 	pthread_mutex_lock(&ctx->lock);
-	for (qp = ctx->qps; qp && (qp->qpn != m->qpn || (uintptr_t)&qp->qpx.qp_base != m->elem);
-	     qp = qp->next)
-		;
+	qp = sv_nic_qp_find(ctx, m->qpn);
+	if (qp && (uintptr_t)&qp->qpx.qp_base != m->elem)
+		qp = NULL;
 	if (qp) {
 		pthread_mutex_lock(&qp->qpx.qp_base.mutex);
 		qp->events_reported++;

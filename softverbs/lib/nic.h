@@ -12,7 +12,8 @@
 
 struct sv_conn {
 	struct sv_ctx *ctx;
-	struct sv_conn *next;
+	struct sv_conn *next, *prev; /* ctx->conns */
+	bool queued;		     /* in ctx->rdy */
 	int fd;
 	bool requester;	 /* we said HELLO: our QP's requests go out here */
 	bool vm;	 /* responder moves payload with process_vm_readv/writev */

@@ -19,7 +19,15 @@
 #include <unistd.h>
 
 #define SV_OUT_HIGH (1u << 20) /* stream path: stop generating chunks above this */
+/*
+ * A connection's input buffer starts at SV_IN_MIN (one-copy messages carry no payload) and
+ * grows to SV_IN_CAP, room for the largest message, when a message needs it; its output buffer
+ * starts at SV_OUT_MIN and doubles. Idle connections cost a few KiB, not the 384 KiB they
+ * would at full size (docs/softverbs.md, "Scale").
+ */
+#define SV_IN_MIN (16u * 1024)
 #define SV_IN_CAP (SV_CHUNK + 64 * 1024)
+#define SV_OUT_MIN (4u * 1024)
 #define SV_FLUSH_COPIED (512u * 1024) /* one-copy: flush ACKs after this many bytes moved */
 
 struct sv_tick {
@@ -42,7 +50,7 @@ struct sv_conn *sv_conn_new(struct sv_ctx *ctx, int fd, bool requester, bool vm,
 
 	if (!c)
 		return NULL;
-	c->in = malloc(SV_IN_CAP);
+	c->in = malloc(SV_IN_MIN);
 	if (!c->in) {
 		free(c);
 		return NULL;
@@ -52,9 +60,20 @@ struct sv_conn *sv_conn_new(struct sv_ctx *ctx, int fd, bool requester, bool vm,
 	c->requester = requester;
 	c->vm = vm;
 	c->peer_pid = pid;
-	c->in_cap = SV_IN_CAP;
+	c->in_cap = SV_IN_MIN;
 	c->readable = c->writable = 1;
 	return c;
+}
+
+/* ctx->lock held: c has something for the next NIC round to look at. */
+static void sv_conn_ready(struct sv_conn *c)
+{
+	struct sv_ctx *ctx = c->ctx;
+
+	if (c->queued)
+		return;
+	c->queued = true;
+	ctx->rdy[ctx->nrdy++] = c; /* room reserved by sv_nic_conn_add */
 }
 
 /* ctx->lock held, the QP's lock not held. */
@@ -65,6 +84,7 @@ void sv_conn_mark_dead(struct sv_conn *c)
 	if (c->dead)
 		return;
 	c->dead = true;
+	sv_conn_ready(c); /* to be reaped */
 	shutdown(c->fd, SHUT_RDWR);
 	if (qp) {
 		pthread_mutex_lock(&qp->lock);
@@ -80,16 +100,19 @@ void sv_conn_mark_dead(struct sv_conn *c)
 	}
 }
 
+/* ctx->lock held; the caller takes c out of ctx->rdy (sv_nic_settle, context close). */
 void sv_conn_close(struct sv_conn *c)
 {
 	struct sv_ctx *ctx = c->ctx;
-	struct sv_conn **pp;
 
 	sv_conn_mark_dead(c);
-	for (pp = &ctx->conns; *pp && *pp != c; pp = &(*pp)->next)
-		;
-	if (*pp)
-		*pp = c->next;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		ctx->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	ctx->nconns--;
 	close(c->fd);
 	free(c->in);
 	free(c->out);
@@ -115,7 +138,7 @@ static int sv_out_reserve(struct sv_conn *c, size_t len)
 		if (c->out_head && live + len <= c->out_cap) {
 			memmove(c->out, c->out + c->out_head, live);
 		} else {
-			size_t cap = c->out_cap ? c->out_cap : 64 * 1024;
+			size_t cap = c->out_cap ? c->out_cap : SV_OUT_MIN;
 			char *n;
 
 			while (cap < live + len)
@@ -151,6 +174,7 @@ static void sv_conn_put_ack(struct sv_conn *c)
 
 int sv_conn_queue(struct sv_conn *c, const struct sv_hdr *h, const void *body, size_t len)
 {
+	sv_conn_ready(c);
 	if (h->type != SV_MSG_ACK)
 		sv_conn_put_ack(c);
 	if (sv_out_reserve(c, sizeof(*h) + len)) {
@@ -167,6 +191,7 @@ int sv_conn_queue(struct sv_conn *c, const struct sv_hdr *h, const void *body, s
 /* Reserves room for a message whose body the caller fills; returns the body pointer. */
 static char *sv_conn_begin(struct sv_conn *c, const struct sv_hdr *h)
 {
+	sv_conn_ready(c);
 	sv_conn_put_ack(c);
 	if (sv_out_reserve(c, sizeof(*h) + h->len)) {
 		c->failed = true;
@@ -449,6 +474,7 @@ static bool sv_ack_suppressed(struct sv_qp *qp, bool imm)
 
 static void sv_resp_ack(struct sv_conn *c, uint32_t msn)
 {
+	sv_conn_ready(c);
 	c->ack_pending = true;
 	c->ack_msn = msn;
 }
@@ -922,8 +948,21 @@ static bool sv_conn_process(struct sv_conn *c, struct sv_tick *t)
 			sv_conn_mark_dead(c);
 			break;
 		}
-		if (c->in_len - c->in_head < sizeof(h) + h.len)
+		if (c->in_len - c->in_head < sizeof(h) + h.len) {
+			/* a message larger than the buffer: grow it once to the largest size */
+			if (sizeof(h) + h.len > c->in_cap && c->in_cap < SV_IN_CAP) {
+				char *n = realloc(c->in, SV_IN_CAP);
+
+				if (!n) {
+					c->failed = true;
+					break;
+				}
+				c->in = n;
+				c->in_cap = SV_IN_CAP;
+				t->busy = true; /* the rest is read next round */
+			}
 			break;
+		}
 		body = c->in + c->in_head + sizeof(h);
 		if (!c->requester) {
 			if (!c->hello_done) {
@@ -1204,39 +1243,21 @@ static void sv_accept(struct sv_ctx *ctx, int lfd)
 			close(fd);
 			continue;
 		}
-		ev.data.ptr = c;
-		if (epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+		if (sv_nic_conn_add(ctx, c)) {
 			close(fd);
 			free(c->in);
 			free(c);
 			continue;
 		}
-		c->next = ctx->conns;
-		ctx->conns = c;
+		ev.data.ptr = c;
+		if (epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, fd, &ev))
+			sv_conn_mark_dead(c); /* reaped by the NIC */
 	}
-}
-
-static bool sv_any_new_work(struct sv_ctx *ctx)
-{
-	for (struct sv_qp *qp = ctx->qps; qp; qp = qp->next) {
-		bool w;
-
-		pthread_mutex_lock(&qp->lock);
-		w = qp->state == IBV_QPS_RTS && qp->sq_next != qp->sq_tail && qp->out &&
-		    qp->sq[qp->sq_next % qp->sq_size].sent_ns == 0 &&
-		    qp->sq[qp->sq_next % qp->sq_size].status == IBV_WC_SUCCESS &&
-		    qp->rnr_until <= sv_now_ns();
-		pthread_mutex_unlock(&qp->lock);
-		if (w)
-			return true;
-	}
-	return false;
 }
 
 /*
- * One round of NIC work (ctx->lock held): the epoll events, fault schedules, input of every
- * connection, every send queue, output. Only the NIC thread (reap) frees dead connections, so
- * the events it collected outside the lock stay valid while application threads run rounds.
+ * One round of NIC work (ctx->lock held): the epoll events, fault schedules, input of the
+ * ready connections, the send queues with work, output, and the ready sets settled.
  */
 static void sv_conn_event(struct sv_conn *c, uint32_t events)
 {
@@ -1244,6 +1265,7 @@ static void sv_conn_event(struct sv_conn *c, uint32_t events)
 		__atomic_store_n(&c->readable, 1, __ATOMIC_RELEASE);
 	if (events & (EPOLLOUT | EPOLLHUP | EPOLLERR))
 		__atomic_store_n(&c->writable, 1, __ATOMIC_RELEASE);
+	sv_conn_ready(c);
 }
 
 /*
@@ -1284,7 +1306,8 @@ static void sv_nic_events(struct sv_ctx *ctx, struct epoll_event *ev, int nev, b
 /* Reads and executes the input of requester (ACKs) or responder (requests) connections. */
 static void sv_nic_input(struct sv_ctx *ctx, struct sv_tick *t, bool requesters)
 {
-	for (struct sv_conn *c = ctx->conns; c; c = c->next) {
+	for (uint32_t i = 0; i < ctx->nrdy; i++) {
+		struct sv_conn *c = ctx->rdy[i];
 		bool did;
 
 		if (c->dead || c->requester != requesters)
@@ -1301,26 +1324,210 @@ static void sv_nic_input(struct sv_ctx *ctx, struct sv_tick *t, bool requesters)
 	}
 }
 
-/* Flushes responder connections (ACKs) or, with all, every connection; reaps the dead. */
-static void sv_nic_output(struct sv_ctx *ctx, struct sv_tick *t, bool all, bool reap)
+/* Flushes ready responder connections (ACKs) or, with all, every ready connection. */
+static void sv_nic_output(struct sv_ctx *ctx, struct sv_tick *t, bool all)
 {
-	struct sv_conn *c, *cn;
+	for (uint32_t i = 0; i < ctx->nrdy; i++) {
+		struct sv_conn *c = ctx->rdy[i];
 
-	for (c = ctx->conns; c; c = cn) {
-		cn = c->next;
 		if (!all && c->requester)
 			continue;
 		if (c->failed)
 			sv_conn_mark_dead(c);
 		if (!c->dead)
 			sv_conn_flush(c);
-		if (c->dead) {
-			if (reap)
-				sv_conn_close(c);
-		} else if (c->rd_active && __atomic_load_n(&c->writable, __ATOMIC_ACQUIRE)) {
+		if (!c->dead && c->rd_active && __atomic_load_n(&c->writable, __ATOMIC_ACQUIRE))
 			t->busy = true;
-		}
 	}
+}
+
+/* Something left for a later round: input, output, an event not consumed, or a death. */
+static bool sv_conn_wants(struct sv_conn *c)
+{
+	return c->dead || c->failed || c->close_after_flush || c->rd_active || c->ack_pending ||
+	       c->in_head < c->in_len || c->out_head < c->out_len ||
+	       __atomic_load_n(&c->readable, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * End of a round: connections and QPs with nothing left leave the ready sets; the NIC thread
+ * (reap) frees dead connections, so events it collected outside the lock stay valid while
+ * application threads run rounds.
+ */
+static void sv_nic_settle(struct sv_ctx *ctx, bool reap)
+{
+	uint32_t i, k = 0;
+
+	for (i = 0; i < ctx->nrdy; i++) {
+		struct sv_conn *c = ctx->rdy[i];
+
+		if (c->dead && reap)
+			sv_conn_close(c);
+		else if (sv_conn_wants(c))
+			ctx->rdy[k++] = c;
+		else
+			c->queued = false;
+	}
+	ctx->nrdy = k;
+	for (i = 0, k = 0; i < ctx->nact; i++) {
+		struct sv_qp *qp = ctx->act[i];
+		bool idle;
+
+		pthread_mutex_lock(&qp->lock);
+		idle = qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_ERR ||
+		       qp->sq_done == __atomic_load_n(&qp->sq_tail, __ATOMIC_ACQUIRE);
+		pthread_mutex_unlock(&qp->lock);
+		if (idle)
+			qp->active = false;
+		else
+			ctx->act[k++] = qp;
+	}
+	ctx->nact = k;
+}
+
+/* ctx->lock held: QPs posted to since the last look join the send-work set. */
+static void sv_nic_take_kicks(struct sv_ctx *ctx)
+{
+	struct sv_qp *qp = __atomic_exchange_n(&ctx->kicks, NULL, __ATOMIC_SEQ_CST);
+
+	while (qp) {
+		struct sv_qp *next = qp->knext; /* before the flag: a post may push it again */
+
+		__atomic_store_n(&qp->kicked, 0, __ATOMIC_SEQ_CST);
+		if (!qp->active) {
+			qp->active = true;
+			ctx->act[ctx->nact++] = qp; /* room reserved by sv_nic_qp_add */
+		}
+		qp = next;
+	}
+}
+
+void sv_qp_kick(struct sv_qp *qp)
+{
+	struct sv_ctx *ctx = qp->ctx;
+	struct sv_qp *head;
+
+	if (__atomic_exchange_n(&qp->kicked, 1, __ATOMIC_SEQ_CST))
+		return; /* on the stack already, or being taken: the round looks at it */
+	head = __atomic_load_n(&ctx->kicks, __ATOMIC_RELAXED);
+	do
+		qp->knext = head;
+	while (!__atomic_compare_exchange_n(&ctx->kicks, &head, qp, true, __ATOMIC_SEQ_CST,
+					    __ATOMIC_RELAXED));
+}
+
+/* ---- the sets' bookkeeping (ctx->lock held) -------------------------------------------- */
+
+static int sv_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+{
+	uint32_t n = *cap ? *cap : 16;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	p = realloc(*arr, (size_t)n * elem);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = n;
+	return 0;
+}
+
+int sv_nic_conn_add(struct sv_ctx *ctx, struct sv_conn *c)
+{
+	if (sv_grow((void **)&ctx->rdy, &ctx->rdy_cap, ctx->nconns + 1, sizeof(*ctx->rdy)))
+		return -ENOMEM;
+	c->prev = NULL;
+	c->next = ctx->conns;
+	if (ctx->conns)
+		ctx->conns->prev = c;
+	ctx->conns = c;
+	ctx->nconns++;
+	sv_conn_ready(c);
+	return 0;
+}
+
+int sv_nic_qp_add(struct sv_ctx *ctx, struct sv_qp *qp)
+{
+	uint32_t buckets = ctx->qtab ? ctx->qtab_mask + 1 : 0;
+
+	if (sv_grow((void **)&ctx->act, &ctx->act_cap, ctx->nqps + 1, sizeof(*ctx->act)))
+		return -ENOMEM;
+	if (ctx->nqps + 1 > buckets) {
+		uint32_t n = buckets ? buckets * 2 : 64;
+		struct sv_qp **t = calloc(n, sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		for (uint32_t b = 0; b < buckets; b++)
+			while (ctx->qtab[b]) {
+				struct sv_qp *q = ctx->qtab[b];
+
+				ctx->qtab[b] = q->hnext;
+				q->hnext = t[q->qpn & (n - 1)];
+				t[q->qpn & (n - 1)] = q;
+			}
+		free(ctx->qtab);
+		ctx->qtab = t;
+		ctx->qtab_mask = n - 1;
+	}
+	qp->hnext = ctx->qtab[qp->qpn & ctx->qtab_mask];
+	ctx->qtab[qp->qpn & ctx->qtab_mask] = qp;
+	qp->prev = NULL;
+	qp->next = ctx->qps;
+	if (ctx->qps)
+		ctx->qps->prev = qp;
+	ctx->qps = qp;
+	ctx->nqps++;
+	return 0;
+}
+
+void sv_nic_qp_remove(struct sv_ctx *ctx, struct sv_qp *qp)
+{
+	struct sv_qp **pp;
+
+	sv_nic_take_kicks(ctx); /* it may be on the stack */
+	if (qp->active) {
+		for (uint32_t i = 0; i < ctx->nact; i++)
+			if (ctx->act[i] == qp) {
+				ctx->act[i] = ctx->act[--ctx->nact];
+				break;
+			}
+		qp->active = false;
+	}
+	for (pp = &ctx->qtab[qp->qpn & ctx->qtab_mask]; *pp && *pp != qp; pp = &(*pp)->hnext)
+		;
+	if (*pp)
+		*pp = qp->hnext;
+	if (qp->prev)
+		qp->prev->next = qp->next;
+	else
+		ctx->qps = qp->next;
+	if (qp->next)
+		qp->next->prev = qp->prev;
+	ctx->nqps--;
+}
+
+struct sv_qp *sv_nic_qp_find(struct sv_ctx *ctx, uint32_t qpn)
+{
+	struct sv_qp *qp = ctx->qtab ? ctx->qtab[qpn & ctx->qtab_mask] : NULL;
+
+	while (qp && qp->qpn != qpn)
+		qp = qp->hnext;
+	return qp;
+}
+
+void sv_nic_free_sets(struct sv_ctx *ctx)
+{
+	free(ctx->rdy);
+	free(ctx->act);
+	free(ctx->qtab);
+	ctx->rdy = NULL;
+	ctx->act = NULL;
+	ctx->qtab = NULL;
+	ctx->nrdy = ctx->nact = ctx->rdy_cap = ctx->act_cap = 0;
 }
 
 static void sv_nic_round(struct sv_ctx *ctx, struct sv_tick *t, bool reap)
@@ -1339,6 +1546,7 @@ static void sv_nic_round(struct sv_ctx *ctx, struct sv_tick *t, bool reap)
 	if (ctx->lis_tcp >= 0 && __atomic_exchange_n(&ctx->acc_tcp, 0, __ATOMIC_ACQ_REL))
 		sv_accept(ctx, ctx->lis_tcp);
 	sv_timer(t, sv_fault_tick(ctx, t->now));
+	sv_nic_take_kicks(ctx);
 
 	/*
 	 * Order as on a wire: acknowledgements first (requester connections, then the send
@@ -1346,13 +1554,14 @@ static void sv_nic_round(struct sv_ctx *ctx, struct sv_tick *t, bool reap)
 	 * round transmits. A reply that raced its request's ACK thus never completes first.
 	 */
 	sv_nic_input(ctx, t, true);
-	for (struct sv_qp *qp = ctx->qps; qp; qp = qp->next)
-		sv_sq_pump(qp, t);
+	for (uint32_t i = 0; i < ctx->nact; i++)
+		sv_sq_pump(ctx->act[i], t);
 	sv_nic_input(ctx, t, false);
-	sv_nic_output(ctx, t, false, false);
-	for (struct sv_qp *qp = ctx->qps; qp; qp = qp->next)
-		sv_sq_pump(qp, t);
-	sv_nic_output(ctx, t, true, reap);
+	sv_nic_output(ctx, t, false);
+	for (uint32_t i = 0; i < ctx->nact; i++)
+		sv_sq_pump(ctx->act[i], t);
+	sv_nic_output(ctx, t, true);
+	sv_nic_settle(ctx, reap);
 }
 
 /*
@@ -1395,8 +1604,8 @@ static void *sv_nic_main(void *arg)
 			__atomic_store_n(&ctx->nic_wake_ns, t.next, __ATOMIC_RELAXED);
 			/* a read-modify-write: full barrier before the queues are looked at */
 			__atomic_exchange_n(&ctx->sleeping, 1, __ATOMIC_SEQ_CST);
-			if (sv_any_new_work(ctx))
-				t.busy = true;
+			if (__atomic_load_n(&ctx->kicks, __ATOMIC_SEQ_CST))
+				t.busy = true; /* posted after the round looked */
 		}
 		pthread_mutex_unlock(&ctx->lock);
 

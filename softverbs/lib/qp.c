@@ -217,9 +217,15 @@ static struct ibv_qp *sv_create_qp_common(struct ibv_context *context, struct ib
 	__atomic_add_fetch(&qp->scq->refs, 1, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&qp->rcq->refs, 1, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&ctx->lock);
-	qp->next = ctx->qps;
-	ctx->qps = qp;
+	err = -sv_nic_qp_add(ctx, qp);
 	pthread_mutex_unlock(&ctx->lock);
+	if (err) {
+		sv_rdv_release(qp);
+		__atomic_sub_fetch(&qp->pd->refs, 1, __ATOMIC_RELEASE);
+		__atomic_sub_fetch(&qp->scq->refs, 1, __ATOMIC_RELEASE);
+		__atomic_sub_fetch(&qp->rcq->refs, 1, __ATOMIC_RELEASE);
+		goto err_free;
+	}
 	sv_dbg("%s: QP %u created", ctx->dev->dev.name, qp->qpn);
 	return q;
 
@@ -521,7 +527,6 @@ SV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct sv_qp *qp = sv_qp_of(ibqp);
 	struct sv_ctx *ctx = qp->ctx;
-	struct sv_qp **pp;
 	int err = sv_fail("ibv_destroy_qp");
 	bool acked;
 
@@ -529,10 +534,7 @@ SV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 		return err;
 	/* unlinked first: no event of it is delivered from here on, and no NIC round sees it */
 	pthread_mutex_lock(&ctx->lock);
-	for (pp = &ctx->qps; *pp && *pp != qp; pp = &(*pp)->next)
-		;
-	if (*pp)
-		*pp = qp->next;
+	sv_nic_qp_remove(ctx, qp);
 	sv_qp_detach_conns(qp);
 	pthread_mutex_unlock(&ctx->lock);
 	acked = sv_qp_events_acked(qp);
@@ -646,6 +648,7 @@ int sv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr
 	}
 out:
 	pthread_mutex_unlock(&qp->lock);
+	sv_qp_kick(qp);
 	if (!sv_nic_inline(qp->ctx))
 		sv_nic_kick_if_sleeping(qp->ctx);
 	return err;

@@ -478,15 +478,18 @@ void sv_rdv_connect(struct sv_qp *qp)
 	}
 	pthread_mutex_lock(&ctx->lock);
 	ev.data.ptr = c;
-	if (epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+	if (sv_nic_conn_add(ctx, c)) {
 		pthread_mutex_unlock(&ctx->lock);
 		close(fd);
 		free(c->in);
 		free(c);
 		goto err_dead;
 	}
-	c->next = ctx->conns;
-	ctx->conns = c;
+	if (epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+		sv_conn_mark_dead(c); /* linked: the NIC reaps it */
+		pthread_mutex_unlock(&ctx->lock);
+		goto err_dead;
+	}
 	if (qp->out)
 		sv_conn_mark_dead(qp->out);
 	pthread_mutex_lock(&qp->lock);
@@ -524,8 +527,7 @@ int sv_rdv_accept_hello(struct sv_conn *c, const void *msg, size_t len)
 		rep.status = EPROTO;
 		goto reply;
 	}
-	for (qp = ctx->qps; qp && qp->qpn != hello.dqpn; qp = qp->next)
-		;
+	qp = sv_nic_qp_find(ctx, hello.dqpn);
 	if (!qp) {
 		rep.status = ENOENT;
 		goto reply;

@@ -188,8 +188,26 @@ struct sv_ctx {
 	int npend;
 	char unix_path[108]; /* "@name" for an abstract socket */
 	int tcp_port;
-	struct sv_qp *qps;
-	struct sv_conn *conns;
+	/*
+	 * Work is found through ready sets, never by visiting every QP or connection, so a
+	 * round costs what is busy, as on a NIC (docs/softverbs.md, "Scale"):
+	 *  - kicks: QPs posted to since the NIC last looked, a lock-free stack (post_send does
+	 *    not take ctx->lock); a round moves them into act;
+	 *  - act: QPs with send work outstanding (ctx->lock); a QP leaves once all completed;
+	 *  - rdy: connections with input, output, an event or a death to handle (ctx->lock);
+	 *    one leaves once idle, and its next epoll event or queued message brings it back.
+	 * Capacities are reserved when a QP or connection is made, so marking never allocates.
+	 */
+	struct sv_qp *qps;   /* every QP (doubly linked) */
+	struct sv_qp **qtab; /* by QPN: chained hash, qtab_mask + 1 buckets */
+	uint32_t qtab_mask;
+	uint32_t nqps;
+	struct sv_qp *kicks; /* atomic stack through qp->knext */
+	struct sv_qp **act;
+	uint32_t nact, act_cap;
+	struct sv_conn *conns; /* every connection (doubly linked) */
+	struct sv_conn **rdy;
+	uint32_t nrdy, rdy_cap, nconns;
 	int port_seen_down[SV_MAX_PORTS + 1]; /* NIC's view, to raise PORT_ERR/ACTIVE once */
 	bool cut_done;			      /* SOFTVERBS_CUT_LINK applied */
 
@@ -272,9 +290,13 @@ struct sv_qp {
 	struct sv_ctx *ctx;
 	struct sv_pd *pd;
 	struct sv_cq *scq, *rcq;
-	struct sv_qp *next;
-	uint64_t gpu_dirty;   /* requester: GPU devices READ responses wrote (NIC only) */
-	pthread_mutex_t lock; /* rings, state, attributes */
+	struct sv_qp *next, *prev; /* ctx->qps */
+	struct sv_qp *hnext;	   /* ctx->qtab bucket */
+	struct sv_qp *knext;	   /* ctx->kicks */
+	int kicked;		   /* atomic: on ctx->kicks */
+	bool active;		   /* in ctx->act (ctx->lock) */
+	uint64_t gpu_dirty;	   /* requester: GPU devices READ responses wrote (NIC only) */
+	pthread_mutex_t lock;	   /* rings, state, attributes */
 
 	int state; /* enum ibv_qp_state */
 	bool sq_sig_all;
@@ -355,6 +377,12 @@ void sv_qp_flush_locked(struct sv_qp *qp);
 void sv_qp_detach_conns(struct sv_qp *qp); /* ctx->lock held */
 
 /* progress.c: the NIC */
+int sv_nic_qp_add(struct sv_ctx *ctx, struct sv_qp *qp);	/* ctx->lock held; 0 or -ENOMEM */
+void sv_nic_qp_remove(struct sv_ctx *ctx, struct sv_qp *qp);	/* ctx->lock held */
+struct sv_qp *sv_nic_qp_find(struct sv_ctx *ctx, uint32_t qpn); /* ctx->lock held */
+void sv_qp_kick(struct sv_qp *qp); /* after posting: the NIC looks at this QP's send queue */
+int sv_nic_conn_add(struct sv_ctx *ctx, struct sv_conn *c); /* ctx->lock held; 0 or -ENOMEM */
+void sv_nic_free_sets(struct sv_ctx *ctx);		    /* context close */
 int sv_nic_start(struct sv_ctx *ctx);
 void sv_nic_stop(struct sv_ctx *ctx);
 void sv_nic_kick(struct sv_ctx *ctx);
