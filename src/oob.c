@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -381,7 +382,28 @@ struct rn_oob_listener {
 	struct rn_oob_guest *guests; /* RN_OOB_LOBBY slots, fd -1 when free */
 	int nguests;		     /* slots in use */
 	uint64_t admitted;	     /* guests admitted so far: the last one's seq */
+	bool fds_warned;	     /* out of descriptors: said once */
 };
+
+/*
+ * accept found the process out of file descriptors: one WARN per listener, since every comm
+ * keeps a socket and thousands of comms (an all-to-all) can exhaust RLIMIT_NOFILE; the
+ * connection waits in the kernel's backlog meanwhile (docs/performance.md, "Scale").
+ */
+static void rn_oob_warn_fds(struct rn_oob_listener *l, int err)
+{
+	struct rlimit r = { 0 };
+
+	if (l->fds_warned)
+		return;
+	l->fds_warned = true;
+	getrlimit(RLIMIT_NOFILE, &r);
+	RN_WARN("listener %s: cannot accept a connection: %s (RLIMIT_NOFILE %llu, hard %llu; each "
+		"comm keeps one socket): it waits until descriptors are freed, at most "
+		"RAILNET_CONNECT_TIMEOUT; raise the limit (ulimit -n, the container's LimitNOFILE)",
+		l->addr, strerror(err), (unsigned long long)r.rlim_cur,
+		(unsigned long long)r.rlim_max);
+}
 
 int rn_oob_listen(const struct rn_oob_if *iface, void *handle, struct rn_oob_listener **out)
 {
@@ -601,15 +623,17 @@ static int rn_oob_lobby_admit(struct rn_oob_listener *l, long long now)
 			return 0; /* the rest waits in the kernel's backlog */
 		fd = accept4(l->fd, &u.sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
-			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ||
-			    errno == ECONNABORTED)
+			int e = errno;
+
+			if (e == EAGAIN || e == EWOULDBLOCK || e == EINTR || e == ECONNABORTED)
 				return 0;
-			if ((errno == EMFILE || errno == ENFILE) && rn_oob_lobby_evict(l, now))
+			if ((e == EMFILE || e == ENFILE) && rn_oob_lobby_evict(l, now))
 				continue; /* out of descriptors: a silent guest makes room */
-			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
-			    errno == ENOMEM)
+			if (e == EMFILE || e == ENFILE)
+				rn_oob_warn_fds(l, e);
+			if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM)
 				return 0; /* try again at the next call */
-			return -errno;
+			return -e;
 		}
 		for (int i = 0; i < RN_OOB_LOBBY && !g; i++)
 			if (l->guests[i].fd < 0)
@@ -726,6 +750,10 @@ static int rn_oob_lobby_run(struct rn_oob_listener *l)
 			rc = -errno;
 			free(l->guests);
 			l->guests = NULL;
+			if (rc == -EMFILE || rc == -ENFILE) {
+				rn_oob_warn_fds(l, -rc);
+				return 0; /* as for accept: again at the next call */
+			}
 			return rc;
 		}
 	}

@@ -399,6 +399,57 @@ static void test_loopback_handshake(void **state)
 	free(rh);
 }
 
+/*
+ * The process runs out of file descriptors (every comm keeps its socket, so an all-to-all of
+ * thousands of peers can): the listener cannot accept. It says so in one WARN naming
+ * RLIMIT_NOFILE, however often it is driven, the connection waits in the kernel's backlog, and
+ * once descriptors are free again the handshake completes.
+ */
+static void test_out_of_fds(void **state)
+{
+	struct rn_oob_if lo = lo_if();
+	struct rn_hello *sh = make_hello(1, 1, 1), *rh = make_hello(1, 1, 2);
+	struct rn_oob_params sp = { .timeout_ms = 5000 };
+	struct rn_oob_params rp = { .timeout_ms = 5000 };
+	struct rn_oob_listener *l = NULL;
+	struct rn_oob_conn *s = NULL, *r = NULL;
+	uint8_t handle[RN_WIRE_HANDLE_BUF];
+	struct rlimit saved, low;
+	int src = -EAGAIN, rrc, fds;
+
+	(void)state;
+	rn_test_log_reset();
+	assert_int_equal(rn_oob_listen(&lo, handle, &l), 0);
+	assert_int_equal(rn_oob_accept_create(l, rh, &rp, &r), 0);
+	assert_int_equal(rn_oob_conn_progress(r), -EAGAIN); /* its lobby exists, nobody came */
+	assert_int_equal(rn_oob_connect_create(handle, sizeof(handle), sh, &sp, &s), 0);
+	for (int i = 0; i < 20; i++)
+		src = rn_oob_conn_progress(s); /* connected: the kernel holds it in the backlog */
+	assert_int_equal(src, -EAGAIN);
+	fds = dup(0); /* the lowest free descriptor: the limit makes it and all above unusable */
+	assert_true(fds >= 0);
+	close(fds);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+	low = saved;
+	low.rlim_cur = (rlim_t)fds;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	for (int i = 0; i < 50; i++)
+		assert_int_equal(rn_oob_conn_progress(r), -EAGAIN);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+	assert_int_equal(rn_test_log.warns, 1);
+	assert_true(rn_test_log_contains("cannot accept a connection"));
+	assert_true(rn_test_log_contains("RLIMIT_NOFILE"));
+	drive(s, r, &src, &rrc, 5000);
+	assert_int_equal(src, 0);
+	assert_int_equal(rrc, 0);
+	rn_oob_conn_destroy(s);
+	rn_oob_conn_destroy(r);
+	rn_oob_listener_destroy(l);
+	rn_test_log_reset();
+	free(sh);
+	free(rh);
+}
+
 static void test_hook_refuses(void **state)
 {
 	struct rn_oob_if lo = lo_if();
@@ -1227,6 +1278,7 @@ int main(void)
 		cmocka_unit_test_setup(test_hello_gets_full_timeout, setup),
 		cmocka_unit_test_setup(test_ready_connectors_in_order, setup),
 		cmocka_unit_test_setup(test_lobby_full_evicts_oldest_silent, setup),
+		cmocka_unit_test_setup(test_out_of_fds, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
