@@ -10,6 +10,9 @@
 #include <endian.h>
 #include <errno.h>
 #include <limits.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -155,6 +158,14 @@ static void rn_net_stop(void)
 	rn_devtab_stop();
 	rn_verbs_unload();
 	rn_config_release();
+#ifdef __GLIBC__
+	/*
+	 * The comms and QPs freed here lie all over the heap, and glibc keeps such pages until
+	 * the top of the heap is free: hand them back, so that a process that closed thousands
+	 * of comms returns to its starting RSS (docs/performance.md, "Scale").
+	 */
+	malloc_trim(0);
+#endif
 }
 
 int rn_net_init(rn_logger_fn logger, uint64_t comm_id, int traffic_class, struct rn_net_ctx **ctx)

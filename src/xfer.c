@@ -162,6 +162,17 @@ struct rn_xcomm {
 	struct rn_mh *mhs; /* live registrations made on this comm, under rn_mh_lock */
 };
 
+/* The state of FIFO slot slot's message (slots from the wire are below RN_XFER_SLOTS). */
+static inline struct rn_sgroup *rn_sg(struct rn_xcomm *c, unsigned slot)
+{
+	return &c->sg[slot % RN_XFER_SLOTS];
+}
+
+static inline struct rn_rslot *rn_rs(struct rn_xcomm *c, unsigned slot)
+{
+	return &c->rs[slot % RN_XFER_SLOTS];
+}
+
 static uint64_t rn_now_ns(void)
 {
 	struct timespec ts;
@@ -454,7 +465,7 @@ static int rn_post_group(struct rn_xcomm *c, struct rn_sgroup *g)
 static int rn_post_ready(struct rn_xcomm *c)
 {
 	while (c->post_next < c->head) {
-		struct rn_sgroup *g = &c->sg[c->post_next % RN_XFER_SLOTS];
+		struct rn_sgroup *g = rn_sg(c, (unsigned)(c->post_next % RN_XFER_SLOTS));
 		int rc = rn_post_group(c, g);
 
 		if (rc <= 0)
@@ -652,7 +663,7 @@ static void rn_group_part_done(struct rn_xcomm *c, struct rn_sgroup *g)
 /* Post part ch of a group again, on the next live QP with room. */
 static int rn_repost_part(struct rn_xcomm *c, const struct rn_chain *ch)
 {
-	struct rn_sgroup *g = &c->sg[ch->slot];
+	struct rn_sgroup *g = rn_sg(c, ch->slot);
 
 	for (int tries = c->nqps; tries > 0; tries--) {
 		int q = rn_next_live(c);
@@ -670,7 +681,7 @@ static int rn_repost_part(struct rn_xcomm *c, const struct rn_chain *ch)
 /* A dead QP's clear-to-send: again while its receive still waits for data. */
 static int rn_repost_cts(struct rn_xcomm *c, const struct rn_chain *ch)
 {
-	struct rn_rslot *rs = &c->rs[ch->slot];
+	struct rn_rslot *rs = rn_rs(c, ch->slot);
 
 	if (!rs->busy || rs->complete || rs->id != ch->id) {
 		if (rs->id == ch->id)
@@ -780,7 +791,7 @@ static int rn_check_fence(struct rn_xcomm *c)
 		for (uint32_t t = x->tail; t != x->head && !rc; t++) {
 			const struct rn_chain *ch = &x->ring[t % RN_XFER_SEND_WR];
 			const struct rn_fence_slot *e = &rep[ch->slot];
-			struct rn_sgroup *g = &c->sg[ch->slot];
+			struct rn_sgroup *g = rn_sg(c, ch->slot);
 
 			if (ch->type != RN_WR_DATA || !g->active || g->id != ch->id)
 				continue;
@@ -882,7 +893,7 @@ static int rn_recv_done(struct rn_xcomm *c, const struct ibv_wc *wc, int q)
 	struct rn_xqp *x = &c->xq[q];
 
 	rn_imm_decode(ntohl(wc->imm_data), &f);
-	rs = &c->rs[f.slot];
+	rs = rn_rs(c, f.slot);
 	c->st[x->port].rx_parts++;
 	if (!x->dead && ++x->recv_debt >= RN_XFER_REPOST) {
 		int rc = rn_post_recvs(c, q, x->recv_debt);
@@ -942,15 +953,15 @@ static int rn_chain_done(struct rn_xcomm *c, int q, int type)
 	if (ch->type == RN_WR_PING)
 		c->pings_out--;
 	if (ch->type == RN_WR_DATA) {
-		struct rn_sgroup *g = &c->sg[ch->slot];
+		struct rn_sgroup *g = rn_sg(c, ch->slot);
 
 		if (!g->active || g->id != ch->id)
 			return rn_proto(c,
 					"completion of message %" PRIu64 " finds message %" PRIu64,
 					ch->id, g->id);
 		rn_group_part_done(c, g);
-	} else if (ch->type == RN_WR_CTS && c->rs[ch->slot].id == ch->id) {
-		c->rs[ch->slot].cts_again = false;
+	} else if (ch->type == RN_WR_CTS && rn_rs(c, ch->slot)->id == ch->id) {
+		rn_rs(c, ch->slot)->cts_again = false;
 	}
 	return 0;
 }
@@ -1272,8 +1283,7 @@ int rn_xfer_create(struct rn_conn *conn, const struct rn_xfer_params *p, struct 
 	c->nports = conn->set->nports;
 	c->nqps = conn->set->nqps;
 	c->nlive = c->nqps;
-	c->npool = c->role == RN_CONN_SEND ? RN_XFER_SLOTS * RN_XFER_MAX_RECVS
-					   : RN_XFER_SLOTS + RN_XFER_MAX_FLUSH;
+	c->npool = c->role == RN_CONN_SEND ? RN_XFER_SLOTS * RN_XFER_MAX_RECVS : RN_XFER_RECV_REQS;
 	c->pool = calloc((size_t)c->npool, sizeof(*c->pool));
 	if (c->role == RN_CONN_SEND)
 		c->sg = calloc(RN_XFER_SLOTS, sizeof(*c->sg));
@@ -1445,7 +1455,7 @@ int rn_xfer_isend(struct rn_xcomm *c, void *data, size_t size, int tag, struct r
 {
 	struct rn_send_region *R = rn_region(c);
 	int slot = (int)(c->head % RN_XFER_SLOTS), i, rc;
-	struct rn_sgroup *g = &c->sg[slot];
+	struct rn_sgroup *g = rn_sg(c, (unsigned)slot);
 	uint64_t want = c->head + 1;
 	struct rn_xreq *r;
 	size_t sz;
@@ -1523,7 +1533,7 @@ int rn_xfer_irecv(struct rn_xcomm *c, int n, void **data, const size_t *sizes, c
 {
 	struct rn_recv_region *R = rn_region(c);
 	int slot = (int)(c->head % RN_XFER_SLOTS), rc;
-	struct rn_rslot *rs = &c->rs[slot];
+	struct rn_rslot *rs = rn_rs(c, (unsigned)slot);
 	struct rn_xreq *r;
 
 	*req = NULL;
@@ -1667,13 +1677,13 @@ int rn_xfer_test(struct rn_xreq *r, int *done, int *sizes)
 		rn_req_put(c, r);
 		return 0;
 	}
-	if (r->type == RN_REQ_RECV ? !c->rs[r->slot].complete : !r->done) {
+	if (r->type == RN_REQ_RECV ? !rn_rs(c, (unsigned)r->slot)->complete : !r->done) {
 		rc = rn_progress(c);
 		if (rc)
 			return rc;
 	}
 	if (r->type == RN_REQ_RECV) {
-		struct rn_rslot *rs = &c->rs[r->slot];
+		struct rn_rslot *rs = rn_rs(c, (unsigned)r->slot);
 
 		if (!rs->complete)
 			return 0;

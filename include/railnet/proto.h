@@ -37,8 +37,14 @@
 #define RN_PROTO_MAX_QPS 128
 /* Buffers of one grouped receive (NCCL's maxRecvs, NCCL_NET_IB_MAX_RECVS). */
 #define RN_PROTO_MAX_RECVS 8
-/* Requests in flight per comm: the CTS FIFO's slots (NCCL_NET_MAX_REQUESTS x maxRecvs). */
-#define RN_PROTO_SLOTS 256
+/*
+ * Receives in flight per comm: the CTS FIFO's slots, NCCL_NET_MAX_REQUESTS (NCCL >= 2.19 never
+ * has more requests outstanding on a comm; each receive holds up to RN_PROTO_MAX_RECVS
+ * buffers). Wire version 4 had 256 slots: a region of 156 KiB per comm instead of 20 KiB
+ * (docs/performance.md, "Scale").
+ */
+#define RN_PROTO_SLOT_BITS 5
+#define RN_PROTO_SLOTS (1 << RN_PROTO_SLOT_BITS)
 /* Children makeVDevice takes, per NCCL API version (the vProps.devs[] array of each). */
 #define RN_PROTO_VDEV_CHILDREN_V9 4 /* v9, v10, v11 */
 #define RN_PROTO_VDEV_CHILDREN_V12 8
@@ -54,9 +60,10 @@ _Static_assert((RN_PROTO_SLOTS & (RN_PROTO_SLOTS - 1)) == 0, "slots: a power of 
 /*
  * 2: the handle carries the listener's port count. 3: port entries carry the rail key, CTS
  * entries hold 8 rkeys (proto.h). 4: the control word carries the receiver's fence, and the
- * send region its delivery report (exactly-once re-sends after a failover).
+ * send region its delivery report (exactly-once re-sends after a failover). 5: 32 CTS slots
+ * (RN_PROTO_SLOTS) instead of 256, and the immediate's sequence bits follow from them.
  */
-#define RN_WIRE_VERSION 4
+#define RN_WIRE_VERSION 5
 
 #define RN_WIRE_HANDLE_MAGIC 0x484e5252u /* bytes "RRNH" on the wire */
 #define RN_WIRE_MSG_MAGIC 0x4d4e5252u	 /* bytes "RRNM" on the wire */
@@ -353,12 +360,14 @@ _Static_assert(offsetof(struct rn_recv_region, ctl_out) ==
 
 /*
  * The last WRITE_WITH_IMM of each part carries, in network order:
- *  - a part of a message (bit 31 clear): slot in bits 0-7, part in 8-14, parts - 1 in 15-21,
- *    (id >> 8) & 0x1ff in 22-30 (the receiver's check that the part is of the slot's current
- *    message); the byte counts travel in the record written before part 0;
+ *  - a part of a message (bit 31 clear): the slot (id % RN_PROTO_SLOTS) in bits 0-7, part in
+ *    8-14, parts - 1 in 15-21, the message's sequence in its slot (id / RN_PROTO_SLOTS) & 0x1ff
+ *    in 22-30 (the receiver's check that the part is of the slot's current message); the byte
+ *    counts travel in the record written before part 0;
  *  - a small message (bit 31 set; one buffer, one part, under RN_IMM_SMALL_MAX bytes): slot in
- *    0-7, (id >> 8) & 3 in 8-9, size in 10-30, and no record write, so one work request
- *    carries the whole message, as NCCL's IB transport does.
+ *    0-7, (id / RN_PROTO_SLOTS) & 3 in 8-9, size in 10-30, and no record write, so one work
+ *    request carries the whole message, as NCCL's IB transport does.
+ * Slot bits above RN_PROTO_SLOT_BITS are zero; a receiver ignores them.
  * Written by the sender, read by the receiver.
  */
 #define RN_IMM_SMALL (1u << 31)
@@ -369,14 +378,14 @@ _Static_assert(RN_PROTO_MAX_QPS <= 128, "part and parts - 1 travel in 7 immediat
 
 static inline uint32_t rn_imm(uint64_t id, int part, int nparts)
 {
-	return (uint32_t)(id & 0xff) | (uint32_t)part << 8 | (uint32_t)(nparts - 1) << 15 |
-	       (uint32_t)((id >> 8) & 0x1ff) << 22;
+	return (uint32_t)(id & (RN_PROTO_SLOTS - 1)) | (uint32_t)part << 8 |
+	       (uint32_t)(nparts - 1) << 15 | (uint32_t)((id >> RN_PROTO_SLOT_BITS) & 0x1ff) << 22;
 }
 
 static inline uint32_t rn_imm_small(uint64_t id, size_t size)
 {
-	return RN_IMM_SMALL | (uint32_t)(id & 0xff) | (uint32_t)((id >> 8) & 3) << 8 |
-	       (uint32_t)size << 10;
+	return RN_IMM_SMALL | (uint32_t)(id & (RN_PROTO_SLOTS - 1)) |
+	       (uint32_t)((id >> RN_PROTO_SLOT_BITS) & 3) << 8 | (uint32_t)size << 10;
 }
 
 /* An immediate, decoded. */
@@ -391,7 +400,7 @@ struct rn_imm_fields {
 static inline void rn_imm_decode(uint32_t imm, struct rn_imm_fields *f)
 {
 	f->small = (imm & RN_IMM_SMALL) != 0;
-	f->slot = (int)(imm & 0xff);
+	f->slot = (int)(imm & (RN_PROTO_SLOTS - 1));
 	f->part = f->small ? 0 : (int)((imm >> 8) & 0x7f);
 	f->nparts = f->small ? 1 : (int)((imm >> 15) & 0x7f) + 1;
 	f->seq = f->small ? (imm >> 8) & 3 : (imm >> 22) & 0x1ff;
@@ -400,7 +409,7 @@ static inline void rn_imm_decode(uint32_t imm, struct rn_imm_fields *f)
 
 static inline uint32_t rn_imm_seq(uint64_t id, int small)
 {
-	return (uint32_t)((id >> 8) & (small ? 3 : 0x1ff));
+	return (uint32_t)((id >> RN_PROTO_SLOT_BITS) & (small ? 3 : 0x1ff));
 }
 
 /* ---- work-request ids (local only, never on the wire) ------------------------------------ */

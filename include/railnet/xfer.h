@@ -7,7 +7,7 @@
  * Protocol (all little-endian host memory; both ends run the same build):
  *
  *   receiver                                     sender
- *   irecv(n buffers) -> id k, slot k % 256
+ *   irecv(n buffers) -> id k, slot k % 32
  *     RDMA WRITE n rn_cts entries  ---------->   FIFO[slot][0..n)   (sender's region)
  *                                                isend: FIFO[slot][0].idx == k + 1 ? take the
  *                                                entry whose tag matches; when all n arrived:
@@ -52,14 +52,16 @@
 #include "railnet/proto.h"
 #include "railnet/stats.h"
 
-#define RN_XFER_SLOTS RN_PROTO_SLOTS	     /* requests in flight per comm */
+#define RN_XFER_SLOTS RN_PROTO_SLOTS	     /* receives in flight per comm */
 #define RN_XFER_MAX_RECVS RN_PROTO_MAX_RECVS /* maxRecvs */
 #define RN_XFER_ALIGN 128		     /* split chunks are multiples of this */
 #define RN_XFER_MAX_WR (1u << 30)	     /* bytes of one work request */
-#define RN_XFER_SEND_WR 1024		     /* send queue depth of every data QP */
+#define RN_XFER_SEND_WR 512  /* send queue depth of every data QP (NCCL IB: 2 x 256) */
 #define RN_XFER_RECV_WR 512  /* receives pre-posted on every receiver QP (>= RN_XFER_SLOTS) */
 #define RN_XFER_MAX_FLUSH 64 /* flush requests in flight per receive comm */
 #define RN_XFER_INLINE 512   /* QP inline bytes with NCCL_IB_USE_INLINE: 8 CTS entries */
+/* Requests of a receive comm: receives and flushes the caller has not tested yet */
+#define RN_XFER_RECV_REQS (RN_XFER_SLOTS + RN_XFER_MAX_FLUSH)
 
 enum rn_flush_mode {
 	RN_FLUSH_AUTO,	 /* flush GPU buffers (when GPUDirect RDMA is possible) */

@@ -250,14 +250,14 @@ static void fz_op(struct fz_pair *p, struct fz_reqs *q, uint8_t op, struct fz_in
 
 	switch (op % 9) {
 	case 0: {
-		int slot = fz_u8(in), e = fz_u8(in) % RN_PROTO_MAX_RECVS;
+		int slot = fz_u8(in) % RN_PROTO_SLOTS, e = fz_u8(in) % RN_PROTO_MAX_RECVS;
 
 		if (fz_take(in, raw, sizeof(struct rn_cts)))
 			memcpy(&p->sreg->fifo[slot][e], raw, sizeof(struct rn_cts));
 		break;
 	}
 	case 1: {
-		int slot = fz_u8(in), e = fz_u8(in) % RN_PROTO_MAX_RECVS;
+		int slot = fz_u8(in) % RN_PROTO_SLOTS, e = fz_u8(in) % RN_PROTO_MAX_RECVS;
 		uint32_t off = fz_u16(in), len = fz_u16(in);
 		struct rn_cts c = { 0 };
 
@@ -277,7 +277,7 @@ static void fz_op(struct fz_pair *p, struct fz_reqs *q, uint8_t op, struct fz_in
 		break;
 	case 3: {
 		uint64_t gen = fz_u8(in);
-		int slot = fz_u8(in);
+		int slot = fz_u8(in) % RN_PROTO_SLOTS;
 
 		if (fz_take(in, raw, sizeof(struct rn_fence_slot)))
 			memcpy(&p->sreg->rep_in.slot[slot], raw, sizeof(struct rn_fence_slot));
@@ -287,7 +287,7 @@ static void fz_op(struct fz_pair *p, struct fz_reqs *q, uint8_t op, struct fz_in
 		break;
 	}
 	case 4: {
-		int slot = fz_u8(in), e = fz_u8(in) % RN_PROTO_MAX_RECVS;
+		int slot = fz_u8(in) % RN_PROTO_SLOTS, e = fz_u8(in) % RN_PROTO_MAX_RECVS;
 		uint64_t v;
 
 		if (fz_take(in, &v, sizeof(v)))

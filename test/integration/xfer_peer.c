@@ -32,6 +32,7 @@
 #include "railnet/net.h"
 #include "railnet/qp.h"
 #include "railnet/stats.h"
+#include "railnet/xfer.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define RN_ASAN 1
@@ -473,10 +474,13 @@ static void sc_multi(void)
 	free(buf);
 }
 
-/* 256 requests in flight: post them all, then test them all, several rounds. */
+/*
+ * 32 requests in flight (RN_XFER_SLOTS, NCCL_NET_MAX_REQUESTS): post them all, then test them
+ * all, several rounds.
+ */
 static void sc_inflight(void)
 {
-	enum { N = 256, LEN = 8192 };
+	enum { N = RN_XFER_SLOTS, LEN = 8192 };
 	unsigned char *buf = xalloc((size_t)N * LEN);
 	struct rn_request *r[N];
 	void *mh;

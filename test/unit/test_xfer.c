@@ -11,9 +11,9 @@
  * data; tagged multi-receives (positional matching per tag, "not now" for a tag without a
  * free entry, no data moved before all n sends matched); split parts (one per 16 KiB at most,
  * 128-byte-aligned chunks, per port); clipping to the posted size; eager (optional-completion)
- * receives; flush; 256 requests in flight; handle checks; closing in any order, with requests
- * in flight and with registrations left (orphans); nothing left afterwards (fds, PDs, QPs,
- * registrations).
+ * receives; flush; 32 requests in flight (RN_XFER_SLOTS); handle checks; closing in any order,
+ * with requests in flight and with registrations left (orphans); nothing left afterwards (fds,
+ * PDs, QPs, registrations).
  *
  * Fault groups, one ctest entry each because softverbs reads its fault settings once, when it
  * is loaded (xfer.cmake sets the environment): "portdown" (SOFTVERBS_PORT_DOWN=dev:port:ms: a
@@ -914,27 +914,27 @@ static void test_flush(void **state)
 	assert_null(flush_req(&p, 2, zero));
 	assert_int_equal(wait_reqs(w, 2), 0);
 	/*
-	 * 100 in a row without testing: past the in-flight limit (32 flushes of 2 reads here)
+	 * 80 in a row without testing: past the in-flight limit (32 flushes of 2 reads here)
 	 * iflush waits for reads to complete; it never returns NULL for a flush that is owed
 	 * (NCCL would take NULL for "nothing to flush").
 	 */
 	memset(w, 0, sizeof(w));
-	for (int i = 0; i < 100; i++) {
+	for (int i = 0; i < 80; i++) {
 		w[i].r = flush_req(&p, 1, one);
 		assert_non_null(w[i].r);
 	}
-	assert_int_equal(wait_reqs(w, 100), 0);
+	assert_int_equal(wait_reqs(w, 80), 0);
 	xfer_one(&p, 4096, 4096, 2);
 	pair_close(&p);
 
 	/*
-	 * Every request of the receive comm out (256 receives and 64 flushes nobody tested): the
+	 * Every request of the receive comm out (32 receives and 64 flushes nobody tested): the
 	 * next flush fails with a WARN instead of spinning or returning NULL.
 	 */
 	pair_open(&o, &p);
 	for (int i = 0; i < RN_XFER_SLOTS; i++)
 		assert_non_null(post_recv1(&p, rbuf, 64, 1));
-	for (int i = 0; i < RN_XFER_MAX_FLUSH; i++)
+	for (int i = 0; i < RN_XFER_RECV_REQS - RN_XFER_SLOTS; i++)
 		assert_non_null(flush_req(&p, 1, one));
 	{
 		void *data = rbuf;
@@ -971,8 +971,9 @@ static void test_flush(void **state)
 /* ---- limits ------------------------------------------------------------------------------- */
 
 /*
- * 256 receives in flight: all post, the 257th gets no request (its slot is busy) until the
- * first completes; then 256 sends, tested in reverse order.
+ * 32 receives in flight (RN_XFER_SLOTS, NCCL's NCCL_NET_MAX_REQUESTS): all post, the 33rd
+ * gets no request (its entry is busy) until the first completes; then 32 sends, tested in
+ * reverse order.
  */
 static void test_inflight(void **state)
 {
@@ -1015,7 +1016,7 @@ static void test_inflight(void **state)
 		check_bytes(rbuf + (size_t)i * LEN, sbuf + (size_t)i * LEN, (size_t)(LEN - i),
 			    "in flight");
 	}
-	xfer_one(&p, 4096, 4096, 9); /* the 257th: slot 0 is free again */
+	xfer_one(&p, 4096, 4096, 9); /* the 33rd: entry 0 is free again */
 	pair_close(&p);
 	assert_nothing_left();
 	RN_ASSERT_NO_WARN();
