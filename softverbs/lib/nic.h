@@ -27,6 +27,13 @@ struct sv_conn {
 	 * edge is ever lost.
 	 */
 	int readable, writable;
+	/*
+	 * A link between two QPs of this context (loopback on one device) has no socket (fd -1):
+	 * the two connection objects point at each other and a flush moves bytes from one's
+	 * output into the other's input, all under ctx->lock (progress.c, sv_conn_flush). NULL
+	 * once the other end is gone, which reads as EOF.
+	 */
+	struct sv_conn *loop;
 	pid_t peer_pid;
 	struct sv_qp *qp; /* NULL once the QP is gone */
 

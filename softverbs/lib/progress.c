@@ -85,7 +85,14 @@ void sv_conn_mark_dead(struct sv_conn *c)
 		return;
 	c->dead = true;
 	sv_conn_ready(c); /* to be reaped */
-	shutdown(c->fd, SHUT_RDWR);
+	if (c->fd >= 0)
+		shutdown(c->fd, SHUT_RDWR);
+	if (c->loop) { /* the other end reads EOF once it has consumed what it holds */
+		c->loop->loop = NULL;
+		__atomic_store_n(&c->loop->readable, 1, __ATOMIC_RELEASE);
+		sv_conn_ready(c->loop);
+		c->loop = NULL;
+	}
 	if (qp) {
 		pthread_mutex_lock(&qp->lock);
 		if (qp->out == c) {
@@ -113,7 +120,8 @@ void sv_conn_close(struct sv_conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	ctx->nconns--;
-	close(c->fd);
+	if (c->fd >= 0)
+		close(c->fd);
 	free(c->in);
 	free(c->out);
 	free(c);
@@ -211,10 +219,57 @@ static size_t sv_conn_backlog(struct sv_conn *c)
 	return c->out_len - c->out_head;
 }
 
+/*
+ * A loop link's send: output bytes go straight into the other end's input buffer (grown once
+ * to SV_IN_CAP, as a reader's would be); a full buffer makes this end unwritable until the
+ * other end consumes (sv_conn_process), as a socket's EAGAIN would.
+ */
+static void sv_conn_loop_send(struct sv_conn *c)
+{
+	struct sv_conn *p = c->loop;
+
+	while (p && !p->dead && c->out_head < c->out_len) {
+		size_t room, n;
+
+		if (p->in_head && p->in_head == p->in_len)
+			p->in_head = p->in_len = 0;
+		if (p->in_len == p->in_cap && p->in_head) {
+			memmove(p->in, p->in + p->in_head, p->in_len - p->in_head);
+			p->in_len -= p->in_head;
+			p->in_head = 0;
+		}
+		if (p->in_len == p->in_cap && p->in_cap < SV_IN_CAP) {
+			char *m = realloc(p->in, SV_IN_CAP);
+
+			if (!m) {
+				c->failed = true;
+				return;
+			}
+			p->in = m;
+			p->in_cap = SV_IN_CAP;
+		}
+		room = p->in_cap - p->in_len;
+		if (!room) {
+			__atomic_store_n(&c->writable, 0, __ATOMIC_RELEASE);
+			break;
+		}
+		n = c->out_len - c->out_head < room ? c->out_len - c->out_head : room;
+		memcpy(p->in + p->in_len, c->out + c->out_head, n);
+		p->in_len += n;
+		c->out_head += n;
+		__atomic_store_n(&p->readable, 1, __ATOMIC_RELEASE);
+		sv_conn_ready(p);
+	}
+	if (!p) /* the other end is gone: what is left is lost, as on a reset socket */
+		c->out_head = c->out_len;
+}
+
 static void sv_conn_flush(struct sv_conn *c)
 {
 	sv_conn_put_ack(c);
-	while (!c->dead && c->out_head < c->out_len &&
+	if (c->fd < 0 && !c->dead)
+		sv_conn_loop_send(c);
+	while (c->fd >= 0 && !c->dead && c->out_head < c->out_len &&
 	       __atomic_exchange_n(&c->writable, 0, __ATOMIC_ACQ_REL)) {
 		while (c->out_head < c->out_len) {
 			ssize_t n = send(c->fd, c->out + c->out_head, c->out_len - c->out_head,
@@ -895,6 +950,11 @@ static void sv_req_read_resp(struct sv_qp *qp, const struct sv_hdr *h, const cha
 
 static void sv_conn_read(struct sv_conn *c)
 {
+	if (c->fd < 0) { /* a loop link: the other end's flush filled the buffer already */
+		if (__atomic_exchange_n(&c->readable, 0, __ATOMIC_ACQ_REL) && !c->loop)
+			c->failed = true; /* EOF: dead once what it holds is processed */
+		return;
+	}
 	while (!c->dead && __atomic_exchange_n(&c->readable, 0, __ATOMIC_ACQ_REL)) {
 		for (;;) {
 			ssize_t n;
@@ -992,6 +1052,11 @@ static bool sv_conn_process(struct sv_conn *c, struct sv_tick *t)
 		did = true;
 		if (c->copied >= SV_FLUSH_COPIED)
 			sv_conn_flush(c);
+	}
+	/* a loop link's writer waiting for room in this buffer may go on */
+	if (did && c->loop && !__atomic_load_n(&c->loop->writable, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&c->loop->writable, 1, __ATOMIC_RELEASE);
+		sv_conn_ready(c->loop);
 	}
 	return did;
 }

@@ -405,6 +405,96 @@ static int sv_io_all(int fd, void *buf, size_t len, bool wr)
 	return 0;
 }
 
+/*
+ * May QP qp (ctx->lock and qp->lock held) take a link from QP sqpn, which addresses dgid from a
+ * port on rail? 0, or the errno the peer is refused with.
+ */
+static int sv_rdv_admit(struct sv_ctx *ctx, struct sv_qp *qp, const union ibv_gid *dgid,
+			const char *rail, uint32_t sqpn)
+{
+	int port = qp->attr.port_num;
+
+	if (!sv_port_has_gid(ctx->dev, port, dgid)) {
+		sv_dbg("QP %u: HELLO from QP %u for a GID this port does not show; refused",
+		       qp->qpn, sqpn);
+		return EADDRNOTAVAIL;
+	}
+	if (rail[0] && ctx->dev->port[port].rail[0] && strcmp(rail, ctx->dev->port[port].rail)) {
+		sv_dbg("QP %u: HELLO from QP %u on rail %s, this port is on rail %s: unreachable",
+		       qp->qpn, sqpn, rail, ctx->dev->port[port].rail);
+		return EHOSTUNREACH;
+	}
+	if (qp->in && !qp->in->dead)
+		return EBUSY;
+	return 0;
+}
+
+/*
+ * Both QPs in this context (loopback on one device): a link without a socket, two connection
+ * objects that hand bytes to each other (nic.h, sv_conn.loop), checked as a HELLO would be.
+ * A NIC needs no descriptor per QP, and neither does this: a process holding thousands of
+ * loopback QPs is not limited by RLIMIT_NOFILE. 0 or -errno.
+ */
+static int sv_rdv_connect_local(struct sv_qp *qp, uint32_t dqpn, const union ibv_gid *dgid,
+				int port)
+{
+	struct sv_ctx *ctx = qp->ctx;
+	struct sv_conn *req = sv_conn_new(ctx, -1, true, sv_g.vm, getpid());
+	struct sv_conn *resp = sv_conn_new(ctx, -1, false, sv_g.vm, getpid());
+	struct sv_qp *peer;
+	int err = -ENOMEM;
+
+	if (!req || !resp)
+		goto err_free;
+	pthread_mutex_lock(&ctx->lock);
+	peer = sv_nic_qp_find(ctx, dqpn);
+	err = peer ? 0 : -ENOENT;
+	if (!err) {
+		pthread_mutex_lock(&peer->lock);
+		err = -sv_rdv_admit(ctx, peer, dgid, ctx->dev->port[port].rail, qp->qpn);
+		pthread_mutex_unlock(&peer->lock);
+	}
+	if (!err && sv_nic_conn_add(ctx, req))
+		err = -ENOMEM;
+	if (!err && sv_nic_conn_add(ctx, resp)) {
+		sv_conn_mark_dead(req); /* linked: the NIC reaps it */
+		req = NULL;
+		err = -ENOMEM;
+	}
+	if (err) {
+		pthread_mutex_unlock(&ctx->lock);
+		goto err_free;
+	}
+	req->loop = resp;
+	resp->loop = req;
+	pthread_mutex_lock(&peer->lock);
+	resp->qp = peer;
+	resp->hello_done = true;
+	peer->in = resp;
+	pthread_mutex_unlock(&peer->lock);
+	if (qp->out)
+		sv_conn_mark_dead(qp->out);
+	pthread_mutex_lock(&qp->lock);
+	req->qp = qp;
+	qp->out = req;
+	qp->link_dead_ns = 0;
+	pthread_mutex_unlock(&qp->lock);
+	pthread_mutex_unlock(&ctx->lock);
+	sv_dbg("QP %u -> QP %u connected (loop)", qp->qpn, dqpn);
+	return 0;
+
+err_free:
+	if (req) {
+		free(req->in);
+		free(req);
+	}
+	if (resp) {
+		free(resp->in);
+		free(resp);
+	}
+	return err;
+}
+
 void sv_rdv_connect(struct sv_qp *qp)
 {
 	struct sv_ctx *ctx = qp->ctx;
@@ -433,6 +523,15 @@ void sv_rdv_connect(struct sv_qp *qp)
 	err = sv_rdv_lookup(dqpn, &peer);
 	if (err) {
 		sv_dbg("QP %u: peer QP %u not in the rendezvous (%s)", qp->qpn, dqpn,
+		       strerror(-err));
+		goto err_dead;
+	}
+	if (peer.pid == (int)getpid() && !strcmp(peer.unix_path, ctx->unix_path) &&
+	    !sv_g.tcp_host[0]) {
+		err = sv_rdv_connect_local(qp, dqpn, &dgid, port);
+		if (!err)
+			return;
+		sv_dbg("QP %u: peer QP %u refused the connection: %s", qp->qpn, dqpn,
 		       strerror(-err));
 		goto err_dead;
 	}
@@ -516,7 +615,6 @@ int sv_rdv_accept_hello(struct sv_conn *c, const void *msg, size_t len)
 	struct sv_hello hello;
 	struct sv_qp *qp;
 	union ibv_gid dgid;
-	int port;
 
 	if (len != sizeof(hello)) {
 		rep.status = EPROTO;
@@ -533,27 +631,11 @@ int sv_rdv_accept_hello(struct sv_conn *c, const void *msg, size_t len)
 		goto reply;
 	}
 	memcpy(dgid.raw, hello.dgid, 16);
-	pthread_mutex_lock(&qp->lock);
-	port = qp->attr.port_num;
-	if (!sv_port_has_gid(ctx->dev, port, &dgid)) {
-		pthread_mutex_unlock(&qp->lock);
-		sv_dbg("QP %u: HELLO from QP %u for a GID this port does not show; refused",
-		       hello.dqpn, hello.sqpn);
-		rep.status = EADDRNOTAVAIL;
-		goto reply;
-	}
 	hello.rail[sizeof(hello.rail) - 1] = '\0';
-	if (hello.rail[0] && ctx->dev->port[port].rail[0] &&
-	    strcmp(hello.rail, ctx->dev->port[port].rail)) {
+	pthread_mutex_lock(&qp->lock);
+	rep.status = sv_rdv_admit(ctx, qp, &dgid, hello.rail, hello.sqpn);
+	if (rep.status) {
 		pthread_mutex_unlock(&qp->lock);
-		sv_dbg("QP %u: HELLO from QP %u on rail %s, this port is on rail %s: unreachable",
-		       hello.dqpn, hello.sqpn, hello.rail, ctx->dev->port[port].rail);
-		rep.status = EHOSTUNREACH;
-		goto reply;
-	}
-	if (qp->in && !qp->in->dead) {
-		pthread_mutex_unlock(&qp->lock);
-		rep.status = EBUSY;
 		goto reply;
 	}
 	if (hello.want_vm && sv_g.vm) {

@@ -34,7 +34,7 @@ function(sv_add_tests bin src cases)
 endfunction()
 
 set(SV_DATA_CASES write write_large write_imm read send unsignaled sq_full wr_api channel
-	loopback two_ports cq_ex)
+	loopback loop_pair two_ports cq_ex)
 sv_add_tests(test_sv_data test_sv_data.c "${SV_DATA_CASES}")
 sv_add_tests(test_sv_data test_sv_data.c "${SV_DATA_CASES}" SUFFIX .stream
 	ENV "SOFTVERBS_VM=off")

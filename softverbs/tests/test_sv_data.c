@@ -2,12 +2,14 @@
 /*
  * softverbs data path between two processes: RDMA WRITE, WRITE_WITH_IMM, READ, SEND,
  * SEND_WITH_IMM, inline, SGE lists, signaled/unsignaled, the ibv_wr_* API, completion channels
- * and large multi-chunk transfers, each checking bytes and every CQE field. Run by ctest once
- * on the one-copy path and once with SOFTVERBS_VM=off (stream path).
+ * and large multi-chunk transfers, each checking bytes and every CQE field; two QPs of one
+ * context linked in memory. Run by ctest once on the one-copy path and once with
+ * SOFTVERBS_VM=off (stream path).
  */
 #include "sv_test.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -453,6 +455,65 @@ static void t_loopback(void)
 	sv_ep_close(&ep);
 }
 
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	CHECK(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1; /* the directory's own */
+}
+
+/*
+ * Two QPs of one context (loopback on one device) are linked in memory: connecting them opens
+ * no descriptor; a 600 KiB WRITE and a READ back move byte for byte (on the stream path the
+ * receiving buffer grows past its first 16 KiB and the writer waits for room); when one QP is
+ * destroyed, the other's next WRITE ends in RETRY_EXC_ERR, as after a socket's EOF.
+ */
+static void t_loop_pair(void)
+{
+	struct sv_ep_opts o = { .len = 4u << 20, .timeout = 8, .retry_cnt = 1 };
+	struct sv_ep a, b;
+	struct sv_ep_info ia, ib;
+	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 64,
+						.max_recv_wr = 64,
+						.max_send_sge = 4,
+						.max_recv_sge = 4 } };
+	struct ibv_wc wc;
+	int fds;
+
+	sv_ep_open(&a, &o);
+	b = a;
+	qa.send_cq = qa.recv_cq = a.cq;
+	b.qp = ibv_create_qp(a.pd, &qa);
+	CHECK(b.qp);
+	sv_ep_info(&a, &ia);
+	sv_ep_info(&b, &ib);
+	fds = open_fds();
+	sv_ep_connect(&a, &o, &ib);
+	sv_ep_connect(&b, &o, &ia);
+	CHECK_EQ(open_fds(), fds);
+	fill(a.buf, 600 * 1024, 21);
+	sv_post_write(&a, IBV_WR_RDMA_WRITE, 1, 0, 600 * 1024, &ib, 1u << 20, IBV_SEND_SIGNALED, 0);
+	CHECK_EQ(sv_poll(a.cq, &wc, 1, 10000), 1);
+	CHECK_WC(wc, IBV_WC_SUCCESS);
+	check_fill(a.buf + (1u << 20), 600 * 1024, 21);
+	sv_post_write(&b, IBV_WR_RDMA_READ, 2, 2u << 20, 600 * 1024, &ia, 0, IBV_SEND_SIGNALED, 0);
+	CHECK_EQ(sv_poll(b.cq, &wc, 1, 10000), 1);
+	CHECK_WC(wc, IBV_WC_SUCCESS);
+	check_fill(a.buf + (2u << 20), 600 * 1024, 21);
+	CHECK_EQ(ibv_destroy_qp(b.qp), 0);
+	sv_post_write(&a, IBV_WR_RDMA_WRITE, 3, 0, 4096, &ib, 0, IBV_SEND_SIGNALED, 0);
+	CHECK_EQ(sv_poll(a.cq, &wc, 1, 10000), 1);
+	CHECK_EQ(wc.status, IBV_WC_RETRY_EXC_ERR);
+	sv_ep_close(&a);
+}
+
 /* The extended CQ: start/next/end_poll and the read_* accessors. */
 static void t_cq_ex(void)
 {
@@ -536,19 +597,13 @@ static void t_two_ports(void)
 }
 
 static const struct sv_case cases[] = {
-	{ "write", t_write },
-	{ "write_large", t_write_large },
-	{ "write_imm", t_write_imm },
-	{ "read", t_read },
-	{ "send", t_send },
-	{ "unsignaled", t_unsignaled },
-	{ "sq_full", t_sq_full },
-	{ "wr_api", t_wr_api },
-	{ "channel", t_channel },
-	{ "loopback", t_loopback },
-	{ "two_ports", t_two_ports },
-	{ "cq_ex", t_cq_ex },
-	{ NULL, NULL },
+	{ "write", t_write },	      { "write_large", t_write_large },
+	{ "write_imm", t_write_imm }, { "read", t_read },
+	{ "send", t_send },	      { "unsignaled", t_unsignaled },
+	{ "sq_full", t_sq_full },     { "wr_api", t_wr_api },
+	{ "channel", t_channel },     { "loopback", t_loopback },
+	{ "loop_pair", t_loop_pair }, { "two_ports", t_two_ports },
+	{ "cq_ex", t_cq_ex },	      { NULL, NULL },
 };
 
 int main(int argc, char **argv)
