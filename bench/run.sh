@@ -4,7 +4,9 @@
 # 1. railnet init time (discovery + GID choice) on the seeds' 16-rail pod view (goal < 50 ms);
 # 2. softverbs-bench: softverbs' own speed (one-copy path, then the stream path);
 # 3. bench/datapath.sh: railnet's data path between two pods, split vs round-robin striping and
-#    QPs per port, against softverbs' rate model (root only: the pods are network namespaces).
+#    QPs per port, against softverbs' rate model (root only: the pods are network namespaces);
+# 4. bench/scale.sh: railnet's cost per connection with 128 to 1,024 pairs open in one process
+#    (PAIRS=…,4096 REPS=5 bench/scale.sh for the full table of docs/performance.md, "Scale").
 set -eu
 BUILD=${BUILD:-build}
 for b in softverbs-bench railnet-doctor softverbs-fabric; do
@@ -31,3 +33,7 @@ SOFTVERBS_VM=off "$BUILD/bin/softverbs-bench" -m 16777216 "$@"
 echo
 echo "== railnet data path between two pods: striping modes (docs/performance.md) =="
 bash "$(dirname "$0")/datapath.sh" "$BUILD"
+
+echo
+echo "== railnet with thousands of connections in one process (docs/performance.md, Scale) =="
+PAIRS=${SCALE_PAIRS:-128,256,512,1024} bash "$(dirname "$0")/scale.sh" "$BUILD"

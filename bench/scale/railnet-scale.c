@@ -559,7 +559,7 @@ int main(int argc, char **argv)
 	       "besides it each comm maps and registers its %.0f KiB CTS region\n",
 	       region_per_comm() / 1024.0);
 	printf("# fds: railnet's (TCP: one out-of-band socket per comm) and softverbs' (UNIX: two "
-	       "per QP)\n");
+	       "per QP linked to another process; none within one device context)\n");
 	printf("%-8s %6s %8s %7s %6s %6s %8s %9s %8s %9s %6s %4s\n", "at", "pairs", "ms/pair",
 	       "fds", "rn/c", "sv/c", "RSS MiB", "RSS/c", "railnet", "softverbs", "QPs", "thr");
 	{
