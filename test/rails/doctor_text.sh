@@ -97,7 +97,7 @@ ctx=linklocal-only/pod-ll; doc linklocal-only n1 pod-ll
 expect 1 "mlx5_0 port 1 [no-usable-gid]: no usable RoCE v2 IPv4 GID among 16 entries: 14 zero" \
 	"problem no usable RDMA port: NCCL would not use railnet" "Verdict: PROBLEMS"
 ctx="bad-env"; doc seeds-b4 n1 train-0 NCCL_IB_HCA=mlx5_0:0x
-expect 1
+expect 3
 
 # ---- Environment: the verbs library, the sysfs root, the memlock limit, the effective
 # capabilities (CapEff and the names railnet cares about) and every NCCL_*/RAILNET_* variable
@@ -224,7 +224,7 @@ awk 'NF == 3 && $1 <= $2 && $2 <= $3 { ok = 1 } END { exit !ok }' <<<"$t" ||
 ctx=time-problems; doc linklocal-only n1 pod-ll -- --time 2
 expect 0 "discovery + GID choice of 0 port(s): min " " over 2 runs"
 
-# ---- libibverbs cannot be loaded: exit 1 and one line naming the library, text and --time
+# ---- libibverbs cannot be loaded: exit 3 (could not run) and one line naming the library, text and --time
 # alike (--json: below); nothing on stdout claims the pod is fit
 for mode in text --time; do
 	ctx=no-libibverbs/$mode
@@ -233,7 +233,7 @@ for mode in text --time; do
 	[ "$mode" = --time ] && args+=(--time 2)
 	env RAILNET_IBVERBS_LIB=/nonexistent/libibverbs.so.1 "$DOC" "${args[@]}" >"$W/out" 2>"$W/err"
 	rc=$?
-	expect 1
+	expect 3
 	expect_err "/nonexistent/libibverbs.so.1" "railnet-doctor: cannot load libibverbs"
 	expect_not '"fit":true' "Verdict: FIT" "discovery + GID choice"
 done
@@ -269,18 +269,18 @@ assert d['problems'][0]['what'] == 'no RDMA device is visible to this process', 
 # a bad environment value: railnet's init would fail, so the doctor cannot judge the pod
 for bad in NCCL_IB_TIMEOUT=abc RAILNET_MERGE=bogus NCCL_IB_HCA=mlx5_0:0x; do
 	ctx=json/bad-env/$bad; doc seeds-b4 n1 train-0 "$bad" -- --json
-	expect_json 1 "
+	expect_json 3 "
 assert d['verdict'] == 'cannot-run' and d['stage'] == 'environment' and not d['fit'], d
 assert d['reason'].startswith('the environment holds a bad value') and '$bad' in d['reason'], d['reason']
 assert d['fix'] and 'docs/env.md' in d['fix'] and d['alignment'] is None
 assert d['environment']['variables']['${bad%%=*}'] == '${bad#*=}', d['environment']
 assert [l['level'] for l in d['log']] == ['WARN'] and '$bad' in d['log'][0]['message'], d['log']"
 	ctx=text/bad-env/$bad; doc seeds-b4 n1 train-0 "$bad"
-	expect 1; expect_not "Verdict"
+	expect 3; expect_not "Verdict"
 	expect_err "WARN NET/railnet : $bad" "railnet-doctor: the environment holds a bad value"
 done
 ctx=json/no-libibverbs; doc seeds-b4 n1 train-0 RAILNET_IBVERBS_LIB=/nonexistent/libibverbs.so.1 -- --json
-expect_json 1 "
+expect_json 3 "
 assert d['verdict'] == 'cannot-run' and d['stage'] == 'libibverbs' and not d['fit'], d
 assert d['reason'].startswith('cannot load libibverbs') and '/nonexistent/libibverbs.so.1' in d['reason'], d['reason']
 assert 'RAILNET_IBVERBS_LIB' in d['fix']"
@@ -298,6 +298,7 @@ assert d['alignment'] is None and d['fix'], d"
 	[ -s "$W/err" ] && { echo "FAIL: stderr not empty ($ctx)"; cat "$W/err"; fail=1; }
 done
 ctx=usage; "$DOC" --bogus >/dev/null 2>&1; rc=$?; expect 2
+ctx=version; "$DOC" --version >"$W/out"; rc=$?; expect 0 "railnet-doctor $ver (git " ", built "
 ctx=usage-arg; "$DOC" extra >/dev/null 2>&1; rc=$?; expect 2
 ctx=usage-time; "$DOC" --time 0 >/dev/null 2>&1; rc=$?; expect 2
 ctx=help; "$DOC" --help >"$W/out"; rc=$?; expect 0 "usage: railnet-doctor" "--json" \

@@ -35,6 +35,7 @@ int rn_doc_opts_parse(int argc, char **argv, bool quiet, struct rn_doc_opts *o, 
 		{ "time", required_argument, NULL, 't' },
 		{ "gpus", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
@@ -78,6 +79,8 @@ int rn_doc_opts_parse(int argc, char **argv, bool quiet, struct rn_doc_opts *o, 
 			break;
 		case 'h':
 			return RN_DOC_HELP;
+		case 'v':
+			return RN_DOC_VERSION;
 		case ':': /* quiet only */
 			snprintf(err, errlen, "option '%s' requires an argument", argv[optind - 1]);
 			goto err;

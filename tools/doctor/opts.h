@@ -27,6 +27,7 @@ struct rn_doc_opts {
 };
 
 #define RN_DOC_HELP 1
+#define RN_DOC_VERSION 2
 
 /*
  * Parse argv (getopt_long re-initialised, so it may be called again). Returns 0 with *o

@@ -23,6 +23,7 @@
 #include "align.h"
 #include "opts.h"
 #include "railnet/config.h"
+#include "railnet/version.h"
 #include "railnet/gdr.h"
 #include "railnet/cuda.h"
 #include "railnet/device.h"
@@ -605,7 +606,7 @@ static void rn_doc_json(const struct rn_doc *doc, FILE *o)
 
 /*
  * The document when the doctor cannot judge the pod: verdict "usage-error" (exit 2) or
- * "cannot-run" (exit 1), the stage that stopped it, the reason and the fix (also as the one
+ * "cannot-run" (exit 3), the stage that stopped it, the reason and the fix (also as the one
  * problem, for consumers that only list problems), the variables set and railnet's log.
  */
 static void rn_doc_json_fail(FILE *o, const char *verdict, const char *stage, const char *reason,
@@ -634,7 +635,7 @@ static void rn_usage(FILE *o)
 {
 	fprintf(o,
 		"usage: railnet-doctor [--json] [--ifaddrs FILE] [--gpus LIST] [--time N] "
-		"[--help]\n"
+		"[--help] [--version]\n"
 		"Print what railnet finds in this pod: environment, RDMA ports and the GID chosen\n"
 		"for each (and why), what is left out (and the fix), the devices NCCL will see,\n"
 		"and a verdict. Reads the same environment as the plugin (NCCL_IB_*, RAILNET_*).\n"
@@ -655,8 +656,8 @@ static void rn_usage(FILE *o)
 		"                  malformed entry is a usage error\n"
 		"With --json, stdout is exactly one JSON document in every outcome (usage errors\n"
 		"and failures included) and railnet's log lines go into it, not to stderr.\n"
-		"Exit status: 0 fit, 1 problems found (or the doctor could not run), 2 usage "
-		"error.\n");
+		"Exit status: 0 fit, 1 problems found, 2 usage error, 3 the doctor could not run\n"
+		"(a bad environment value, no libibverbs: railnet's init would fail too).\n");
 }
 
 static double rn_now_ms(void)
@@ -725,6 +726,9 @@ static void rn_doc_fail(bool json, int from, const char *verdict, const char *st
 	rn_doc_json_fail(stdout, verdict, stage, reason, fix);
 }
 
+/* Exit status: 0 fit, 1 problems found, 2 usage error, 3 could not run (docs/doctor.md). */
+#define RN_DOC_EXIT_CANNOT_RUN 3
+
 int main(int argc, char **argv)
 {
 	struct rn_doc doc = { 0 };
@@ -742,6 +746,10 @@ int main(int argc, char **argv)
 		rn_usage(stdout);
 		return 0;
 	}
+	if (rc == RN_DOC_VERSION) {
+		printf("railnet-doctor %s\n", RN_VERSION_LONG);
+		return 0;
+	}
 	if (rc) {
 		if (opts.json) {
 			rn_doc_json_fail(stdout, "usage-error", "usage", err,
@@ -753,7 +761,7 @@ int main(int argc, char **argv)
 			rn_usage(stderr);
 		return 2;
 	}
-	rc = 1;
+	rc = RN_DOC_EXIT_CANNOT_RUN; /* until a verdict */
 	json = opts.json;
 	if (json)
 		rn_log_set_logger(rn_doc_logger);
@@ -799,7 +807,9 @@ int main(int argc, char **argv)
 	}
 	load_ms = rn_now_ms() - t0;
 	if (runs) {
-		rc = rn_doc_time(doc.cfg, ifa, ifaddrs_file ? nifa : 0, runs, load_ms);
+		rc = rn_doc_time(doc.cfg, ifa, ifaddrs_file ? nifa : 0, runs, load_ms)
+			     ? RN_DOC_EXIT_CANNOT_RUN
+			     : 0;
 		goto out_unload;
 	}
 	from = rn_doc_log.n;
