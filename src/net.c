@@ -27,6 +27,7 @@
 #include "railnet/net.h"
 #include "railnet/stats.h"
 #include "railnet/verbs.h"
+#include "railnet/version.h"
 #include "railnet/xfer.h"
 
 struct rn_net_ctx {
@@ -168,6 +169,13 @@ static void rn_net_stop(void)
 #endif
 }
 
+static int rn_net_api; /* rn_net_set_api */
+
+void rn_net_set_api(int version)
+{
+	__atomic_store_n(&rn_net_api, version, __ATOMIC_RELEASE);
+}
+
 int rn_net_init(rn_logger_fn logger, uint64_t comm_id, int traffic_class, struct rn_net_ctx **ctx)
 {
 	struct rn_net_ctx *c = NULL;
@@ -195,6 +203,12 @@ int rn_net_init(rn_logger_fn logger, uint64_t comm_id, int traffic_class, struct
 	c->comm_id = comm_id;
 	c->traffic_class = traffic_class;
 	if (rn_net.refs == 0) {
+		int api = __atomic_load_n(&rn_net_api, __ATOMIC_ACQUIRE);
+
+		if (api)
+			RN_INFO(RN_SUB_INIT, "railnet %s, NCCL net API v%d", RN_VERSION_LONG, api);
+		else
+			RN_INFO(RN_SUB_INIT, "railnet %s", RN_VERSION_LONG);
 		rc = rn_net_start();
 		if (rc)
 			goto err_free;

@@ -357,6 +357,7 @@ static ncclResult_t rn_init_v12(void **ctx, uint64_t commId, ncclNetCommConfig_v
 				ncclDebugLogger_t logFunction, ncclProfilerCallback_t profFunction)
 {
 	/* railnet emits no profiler events, so profFunction is never called. */
+	rn_net_set_api(12);
 	return rn_nccl_result(rn_net_init(rn_logger_from_nccl(logFunction), commId,
 					  rn_comm_traffic_class(config),
 					  (struct rn_net_ctx **)ctx));
@@ -557,6 +558,7 @@ static ncclResult_t rn_init_v11(void **ctx, uint64_t commId, ncclNetCommConfig_v
 {
 	int tc = config ? config->trafficClass : NCCL_NET_TRAFFIC_CLASS_UNDEF;
 
+	rn_net_set_api(11);
 	return rn_nccl_result(rn_net_init(rn_logger_from_nccl(logFunction), commId, tc,
 					  (struct rn_net_ctx **)ctx));
 }
@@ -606,6 +608,7 @@ RN_EXPORT const ncclNet_v11_t ncclNetPlugin_v11 = {
 
 static ncclResult_t rn_init_v10(ncclDebugLogger_t logFunction, ncclProfilerCallback_t profFunction)
 {
+	rn_net_set_api(10);
 	return rn_default_init(logFunction);
 }
 
@@ -656,6 +659,25 @@ RN_EXPORT const ncclNet_v10_t ncclNetPlugin_v10 = {
 
 static ncclResult_t rn_init_v6(ncclDebugLogger_t logFunction)
 {
+	rn_net_set_api(6);
+	return rn_default_init(logFunction);
+}
+
+static ncclResult_t rn_init_v7(ncclDebugLogger_t logFunction)
+{
+	rn_net_set_api(7);
+	return rn_default_init(logFunction);
+}
+
+static ncclResult_t rn_init_v8(ncclDebugLogger_t logFunction)
+{
+	rn_net_set_api(8);
+	return rn_default_init(logFunction);
+}
+
+static ncclResult_t rn_init_v9(ncclDebugLogger_t logFunction)
+{
+	rn_net_set_api(9);
 	return rn_default_init(logFunction);
 }
 
@@ -686,7 +708,7 @@ static ncclResult_t rn_make_vdevice_v9(int *d, ncclNetVDeviceProps_v9_t *props)
 
 RN_EXPORT const ncclNet_v9_t ncclNetPlugin_v9 = {
 	.name = RN_PLUGIN_NAME,
-	.init = rn_init_v6,
+	.init = rn_init_v9,
 	.devices = rn_devices,
 	.getProperties = rn_get_properties_v9,
 	.listen = rn_listen_v10,
@@ -769,7 +791,7 @@ static ncclResult_t rn_irecv_v8(void *recvComm, int n, void **data, int *sizes, 
 
 RN_EXPORT const ncclNet_v8_t ncclNetPlugin_v8 = {
 	.name = RN_PLUGIN_NAME,
-	.init = rn_init_v6,
+	.init = rn_init_v8,
 	.devices = rn_devices_self,
 	.getProperties = rn_get_properties_v8,
 	.listen = rn_listen_v8,
@@ -803,7 +825,7 @@ static ncclResult_t rn_reg_mr_v7(void *comm, void *data, int size, int type, voi
 
 RN_EXPORT const ncclNet_v7_t ncclNetPlugin_v7 = {
 	.name = RN_PLUGIN_NAME,
-	.init = rn_init_v6,
+	.init = rn_init_v7,
 	.devices = rn_devices_self,
 	.getProperties = rn_get_properties_v7,
 	.listen = rn_listen_v8,

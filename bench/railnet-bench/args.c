@@ -158,6 +158,7 @@ static const struct option rb_long_opts[] = {
 	{ "per_iter_timing", required_argument, NULL, 'I' },
 	{ "per_iter_skip", required_argument, NULL, 'K' },
 	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 1000 },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -210,7 +211,8 @@ void rb_usage(FILE *f, const char *prog)
 		"  -u,--unalign N        offset buffers by N elements (default 0)\n"
 		"  -t 1, -p 0, -G 0, -I 0, -K 0, -D 0: accepted only at these values (see "
 		"docs/bench.md)\n"
-		"  -h,--help             this text\n"
+		"  -h,--help             this text;  --version  the version, git describe, build "
+		"date\n"
 		"--net only:\n"
 		"  --plugin NAME|PATH    plugin to dlopen, NCCL_NET_PLUGIN's rules (default: "
 		"$NCCL_NET_PLUGIN,\n"
@@ -678,6 +680,8 @@ int rb_args_parse(int argc, char **argv, struct rb_args *a, char *err, size_t er
 			break;
 		case 'h':
 			return RB_PARSE_HELP;
+		case 1000:
+			return RB_PARSE_VERSION;
 		case ':':
 			return rb_err(err, errlen, "%s: needs a value", argv[optind - 1]);
 		case '?':

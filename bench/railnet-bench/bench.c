@@ -676,6 +676,12 @@ int rb_bench_main(int argc, char **argv)
 			rb_usage(stdout, RB_PROG);
 		return RB_EXIT_OK;
 	}
+	if (rc == RB_PARSE_VERSION) {
+		if (!quiet)
+			printf(RB_PROG " " RB_VERSION " (git " RN_GIT_DESCRIBE
+				       ", built " RN_BUILD_DATE ")\n");
+		return RB_EXIT_OK;
+	}
 	if (rc) {
 		if (!quiet) {
 			fprintf(stderr, RB_PROG ": %s\n", err);

@@ -16,6 +16,13 @@
 #include <time.h>
 
 #define RB_VERSION "0.1.0"
+/* git describe and build date from the project's CMakeLists.txt; standalone builds lack them */
+#ifndef RN_GIT_DESCRIBE
+#define RN_GIT_DESCRIBE "unknown"
+#endif
+#ifndef RN_BUILD_DATE
+#define RN_BUILD_DATE "unknown"
+#endif
 
 /* Exit codes: nccl-tests' where they exist, 77 for "cannot run on this machine". */
 enum rb_exit {
@@ -143,6 +150,7 @@ struct rb_args {
 };
 
 #define RB_PARSE_HELP 1
+#define RB_PARSE_VERSION 2
 
 /* Parse argv; 0 ok, RB_PARSE_HELP for -h, -1 with a one-line reason in err. Pure: no MPI. */
 int rb_args_parse(int argc, char **argv, struct rb_args *a, char *err, size_t errlen);

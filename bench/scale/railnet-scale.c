@@ -398,7 +398,7 @@ static void json_row(FILE *o, const char *label, const struct ckpt *c, const str
 static void usage(FILE *o)
 {
 	fprintf(o, "usage: railnet-scale [--pairs N1,N2,...] [--plugin SO] [--ping N] [--no-vdev]\n"
-		   "                     [--check HEAP,FDS[,SVHEAP]] [--json FILE]\n");
+		   "                     [--check HEAP,FDS[,SVHEAP]] [--json FILE] [--version]\n");
 }
 
 int main(int argc, char **argv)
@@ -424,6 +424,11 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(a, "--version")) {
+			printf("railnet-scale %s (git %s, built %s)\n", RN_VERSION_STRING,
+			       RN_GIT_DESCRIBE, RN_BUILD_DATE);
 			return 0;
 		}
 		if (!v) {

@@ -73,6 +73,12 @@ struct rn_request;
  * Zero usable devices is not an error: init succeeds, logs why at INFO, devices() says 0.
  */
 int rn_net_init(rn_logger_fn logger, uint64_t comm_id, int traffic_class, struct rn_net_ctx **ctx);
+
+/*
+ * The NCCL net API version whose table NCCL took (plugin.c, before rn_net_init): the first
+ * init's INFO line names it with railnet's version. 0: not through a table (tests, tools).
+ */
+void rn_net_set_api(int version);
 /*
  * Release one context. The last one releases everything init acquired (devices, libibverbs,
  * configuration) and routes logging back to stderr, so the library may be dlclosed; railnet

@@ -24,6 +24,7 @@ static void usage(FILE *fp)
 		"       softverbs-fabric up OUTDIR [--node NODE]\n"
 		"       softverbs-fabric down OUTDIR\n"
 		"       softverbs-fabric exec [--host-sys] OUTDIR NODE POD -- COMMAND [ARG...]\n"
+		"       softverbs-fabric --version\n"
 		"            runs COMMAND in the pod: its network namespace, its environment\n"
 		"            and, unless --host-sys, a private /sys that is the pod's view\n"
 		"The spec grammar is in docs/fabric-spec.md; the output in docs/softverbs.md.\n");
@@ -268,6 +269,11 @@ int main(int argc, char **argv)
 
 	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
 		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(cmd, "--version")) {
+		printf("softverbs-fabric %s (git %s, built %s)\n", RN_VERSION_STRING,
+		       RN_GIT_DESCRIBE, RN_BUILD_DATE);
 		return 0;
 	}
 	if (!strcmp(cmd, "check") && argc == 3) {

@@ -209,6 +209,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			asked = store[i][0] == '-' && strchr(store[i], 'h');
 		if (!asked)
 			rb_fz_fail("help without -h or --help");
+	} else if (rc == RB_PARSE_VERSION) {
+		bool asked = false;
+
+		for (int i = 1; i < argc && !asked; i++)
+			asked = !strncmp(store[i], "--v", 3);
+		if (!asked)
+			rb_fz_fail("version without --version");
 	} else {
 		rb_fz_fail("rb_args_parse returned %d", rc);
 	}

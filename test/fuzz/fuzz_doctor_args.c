@@ -214,6 +214,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			asked = !strncmp(store[i], "--h", 3);
 		if (!asked)
 			rn_fz_fail("help without --help");
+	} else if (rc == RN_DOC_VERSION) {
+		bool asked = false;
+
+		for (int i = 1; i < argc && !asked; i++)
+			asked = !strncmp(store[i], "--v", 3);
+		if (!asked)
+			rn_fz_fail("version without --version");
 	} else {
 		rn_fz_fail("rn_doc_opts_parse returned %d", rc);
 	}

@@ -329,7 +329,7 @@ static void lc_usage(FILE *f)
 	fprintf(f,
 		"usage: railnet-loadcheck [-p PLUGIN] [-V N] [--expect-api N] [--expect-init "
 		"ok|fail]\n"
-		"                         [--min-devices N]\n"
+		"                         [--min-devices N] [--version]\n"
 		"  -p, --plugin PLUGIN   what NCCL_NET_PLUGIN would name (default %s;\n"
 		"                        a bare name also tries libnccl-net-PLUGIN.so)\n"
 		"  -V, --api N           use ncclNetPlugin_vN only (default: newest of v12..v6)\n"
@@ -349,6 +349,7 @@ int main(int argc, char **argv)
 		{ "expect-init", required_argument, NULL, 'I' },
 		{ "min-devices", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 1000 },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *plugin = LC_DEFAULT_PLUGIN, *expect_init = NULL;
@@ -388,6 +389,10 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			lc_usage(stdout);
+			return 0;
+		case 1000:
+			printf("railnet-loadcheck %s (git %s, built %s)\n", RN_VERSION_STRING,
+			       RN_GIT_DESCRIBE, RN_BUILD_DATE);
 			return 0;
 		default:
 			lc_usage(stderr);

@@ -23,6 +23,14 @@ endforeach()
 set_tests_properties(${RN_LOADCHECK_TESTS} PROPERTIES ENVIRONMENT "${RN_LOADCHECK_ENV}"
 	TIMEOUT 60 LABELS "integration;abi")
 # No libibverbs: init must fail cleanly (NCCL's fallback path), for the newest and oldest.
+# --version on every tool: "<tool> <version> (git <describe>, built <date>)", exit 0
+foreach(tool railnet-doctor railnet-bench softverbs-fabric railnet-loadcheck railnet-scale)
+	if(TARGET ${tool})
+		add_test(NAME version_${tool} COMMAND ${tool} --version)
+		set_tests_properties(version_${tool} PROPERTIES LABELS "integration"
+			PASS_REGULAR_EXPRESSION "^${tool} ${PROJECT_VERSION} \\(git [^,]+, built [0-9-]+\\)")
+	endif()
+endforeach()
 add_test(NAME loadcheck_no_ibverbs COMMAND railnet-loadcheck --expect-init fail)
 add_test(NAME loadcheck_no_ibverbs_v6 COMMAND railnet-loadcheck -V 6 --expect-init fail)
 set_tests_properties(loadcheck_no_ibverbs loadcheck_no_ibverbs_v6 PROPERTIES

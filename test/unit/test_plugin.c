@@ -691,8 +691,15 @@ static void test_loopback_device(void **state)
 		struct plug p;
 		int n = -1;
 
+		char line[96];
+
 		plug_open(&p, v);
 		assert_int_equal(plug_init(&p, lg), ncclSuccess);
+		/* one INFO line at init: railnet's version and the API version NCCL took */
+		snprintf(line, sizeof(line), "railnet %s (git ", RN_VERSION_STRING);
+		assert_true(rn_test_log_contains(line));
+		snprintf(line, sizeof(line), "), NCCL net API v%d", v);
+		assert_true(rn_test_log_contains(line));
 		assert_int_equal(plug_devices(&p, &n), ncclSuccess);
 		assert_int_equal(n, 1);
 		check_props(&p, 0);
