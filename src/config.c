@@ -59,6 +59,21 @@ static int rn_check_nonempty(const char *v, char *why, size_t len)
 	return -EINVAL;
 }
 
+/* RAILNET_STATS: a path whose '%' sequences are %h (host), %p (pid) or %% (stats.c). */
+static int rn_check_stats_path(const char *v, char *why, size_t len)
+{
+	for (const char *p = strchr(v, '%'); p; p = strchr(p + 2, '%')) {
+		if (p[1] != 'h' && p[1] != 'p' && p[1] != '%') {
+			snprintf(why, len,
+				 "'%%%.1s' at byte %zu: allowed are %%h (host name), %%p "
+				 "(process id) and %%%% (a '%%')",
+				 p[1] ? p + 1 : "", (size_t)(p - v));
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 /*
  * NCCL's interface list syntax (parseStringList): an optional '^' (exclude), then an optional
  * '=' (exact names), then comma-separated entries "name[:n]" with decimal or empty numeric
@@ -222,10 +237,28 @@ const struct rn_config_var rn_config_table[] = {
 		.name = "RAILNET_STATS",
 		.type = RN_CFG_STRING,
 		.def = "",
-		.syntax = "file path",
+		.syntax = "file path; %h host name, %p process id, %% a '%'",
+		.check = rn_check_stats_path,
 		.help = "File that receives per-port and per-connection counters (bytes, "
-			"messages, completions, errors) as JSON at finalize. Empty: no file.",
+			"messages, completions, errors, failovers) at the last finalize, and every "
+			"RAILNET_STATS_INTERVAL seconds. JSON with the host, pid, time, NCCL net "
+			"API version and commIds; a path ending in `.prom` gets Prometheus' text "
+			"format instead (per-port counters labelled host, device, port and rail, "
+			"for node-exporter's textfile collector). Written whole each time (a "
+			"temporary file renamed over it). Give ranks their own file with %h and "
+			"%p (`/var/run/railnet/%h-%p.prom`). Empty: no file.",
 		.offset = RN_MEMBER(stats_path, char *),
+	},
+	{
+		.name = "RAILNET_STATS_INTERVAL",
+		.type = RN_CFG_INT,
+		.def = "0",
+		.min = 0,
+		.max = 86400,
+		.help = "Seconds between snapshots of RAILNET_STATS while the plugin is in use "
+			"(live comms included, from a thread of railnet's own); 0: the file is "
+			"written at the last finalize only.",
+		.offset = RN_MEMBER(stats_interval, int),
 	},
 	{
 		.name = "RAILNET_KEEPALIVE_MS",

@@ -155,6 +155,7 @@ static void rn_net_stop(void)
 			"finalize: %d registration handle(s) of closed comms were never "
 			"deregistered; freed",
 			n);
+	rn_stats_stop();
 	rn_stats_flush(rn_config()->stats_path);
 	rn_devtab_stop();
 	rn_verbs_unload();
@@ -212,7 +213,9 @@ int rn_net_init(rn_logger_fn logger, uint64_t comm_id, int traffic_class, struct
 		rc = rn_net_start();
 		if (rc)
 			goto err_free;
+		rn_stats_start(rn_config()->stats_path, rn_config()->stats_interval);
 	}
+	rn_stats_note_init(__atomic_load_n(&rn_net_api, __ATOMIC_ACQUIRE), comm_id);
 	rn_net.refs++;
 	c->next = rn_net.ctxs;
 	rn_net.ctxs = c;

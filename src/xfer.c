@@ -48,6 +48,13 @@
  */
 #define RN_XFER_SPLIT_MIN (16 * 1024)
 
+/*
+ * A counter of a comm (c->st): only the thread driving the comm writes it, and the snapshot
+ * thread (RAILNET_STATS_INTERVAL) reads it, so a relaxed store of the sum: no lock, no atomic
+ * read-modify-write on the data path, and no torn value for the reader.
+ */
+#define RN_CTR_ADD(field, n) __atomic_store_n(&(field), (field) + (uint64_t)(n), __ATOMIC_RELAXED)
+
 enum rn_wr_type {
 	RN_WR_DATA = 1, /* sender: the chain of one part */
 	RN_WR_CTS,	/* receiver: clear-to-send entries */
@@ -159,7 +166,8 @@ struct rn_xcomm {
 	int pings_out;
 	int flush_out;
 	struct rn_port_counters st[RN_QP_MAX_PORTS];
-	struct rn_mh *mhs; /* live registrations made on this comm, under rn_mh_lock */
+	struct rn_mh *mhs;	   /* live registrations made on this comm, under rn_mh_lock */
+	struct rn_stats_live live; /* known to RAILNET_STATS_INTERVAL's snapshots */
 };
 
 /* The state of FIFO slot slot's message (slots from the wire are below RN_XFER_SLOTS). */
@@ -422,8 +430,8 @@ static int rn_post_part(struct rn_xcomm *c, struct rn_sgroup *g, int k, int npar
 		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
 	}
 	ch.nwr = (uint16_t)n;
-	c->st[x->port].tx_bytes += bytes;
-	c->st[x->port].tx_msgs++;
+	RN_CTR_ADD(c->st[x->port].tx_bytes, bytes);
+	RN_CTR_ADD(c->st[x->port].tx_msgs, 1);
 	return rn_post(c, q, wr, &ch);
 }
 
@@ -501,9 +509,9 @@ static int rn_post_cts(struct rn_xcomm *c, int slot, uint64_t id, int n, bool ag
 	wr.wr.rdma.remote_addr =
 		c->conn->remote_region + offsetof(struct rn_send_region, fifo[slot]);
 	wr.wr.rdma.rkey = c->conn->remote_rkey[x->rport];
-	c->st[x->port].tx_msgs++;
+	RN_CTR_ADD(c->st[x->port].tx_msgs, 1);
 	if (again)
-		c->st[x->port].resent++;
+		RN_CTR_ADD(c->st[x->port].resent, 1);
 	return rn_post(c, q, &wr, &ch);
 }
 
@@ -671,7 +679,7 @@ static int rn_repost_part(struct rn_xcomm *c, const struct rn_chain *ch)
 		if (q < 0)
 			break;
 		if (rn_room(&c->xq[q], rn_part_nwr(g, ch->part, ch->nparts))) {
-			c->st[c->xq[q].port].resent++;
+			RN_CTR_ADD(c->st[c->xq[q].port].resent, 1);
 			return rn_post_part(c, g, ch->part, ch->nparts, q);
 		}
 	}
@@ -723,7 +731,7 @@ static int rn_failover(struct rn_xcomm *c, int q, const char *why)
 
 	x->dead = true;
 	c->nlive--;
-	c->st[x->port].failovers++;
+	RN_CTR_ADD(c->st[x->port].failovers, 1);
 	RN_WARN("%s: %s comm: QP %u on %s port %d is down (%s); %d of %d QPs left, its traffic "
 		"moves to them",
 		c->p.name, c->role == RN_CONN_SEND ? "send" : "receive", x->qp->qp_num,
@@ -802,7 +810,7 @@ static int rn_check_fence(struct rn_xcomm *c)
 					      e->id, ch->slot, ch->id);
 			else if (e->id > ch->id || e->done ||
 				 (e->mask[ch->part / 64] & (1ull << (ch->part % 64)))) {
-				c->st[x->port].resend_skipped++;
+				RN_CTR_ADD(c->st[x->port].resend_skipped, 1);
 				rn_group_part_done(c, g);
 			} else {
 				rc = rn_repost_part(c, ch);
@@ -866,7 +874,7 @@ static int rn_check_ports(struct rn_xcomm *c)
 		const struct rn_qp_port *d = &c->set->port[c->xq[q].port].dev;
 
 		if (!c->xq[q].dead && c->nlive > 1 && rn_event_port_down(d->ctx, d->port)) {
-			c->st[c->xq[q].port].port_err++;
+			RN_CTR_ADD(c->st[c->xq[q].port].port_err, 1);
 			rc = rn_failover(c, q, "its port reported IBV_EVENT_PORT_ERR");
 		}
 	}
@@ -894,7 +902,7 @@ static int rn_recv_done(struct rn_xcomm *c, const struct ibv_wc *wc, int q)
 
 	rn_imm_decode(ntohl(wc->imm_data), &f);
 	rs = rn_rs(c, f.slot);
-	c->st[x->port].rx_parts++;
+	RN_CTR_ADD(c->st[x->port].rx_parts, 1);
 	if (!x->dead && ++x->recv_debt >= RN_XFER_REPOST) {
 		int rc = rn_post_recvs(c, q, x->recv_debt);
 
@@ -985,12 +993,12 @@ static int rn_handle_wc(struct rn_xcomm *c, int port, const struct ibv_wc *wc)
 	int type = rn_wrid_type(wc->wr_id), q = rn_wrid_qp(wc->wr_id);
 	char why[96];
 
-	c->st[port].cqes++;
+	RN_CTR_ADD(c->st[port].cqes, 1);
 	if (type == RN_WR_RECV && q < c->nqps)
 		c->xq[q].recv_out--; /* reaped: a fence counts them down to 0 */
 	if (type == RN_WR_FLUSH) {
 		if (wc->status != IBV_WC_SUCCESS) {
-			c->st[port].errors++;
+			RN_CTR_ADD(c->st[port].errors, 1);
 			return rn_fatal_wc(c, port, -1, wc, NULL);
 		}
 		return rn_flush_done(c, wc);
@@ -1000,7 +1008,7 @@ static int rn_handle_wc(struct rn_xcomm *c, int port, const struct ibv_wc *wc)
 	if (wc->status != IBV_WC_SUCCESS) {
 		if (c->xq[q].dead)
 			return 0; /* flushed by its stop; its chains were dealt with */
-		c->st[port].errors++;
+		RN_CTR_ADD(c->st[port].errors, 1);
 		if (rn_check_ports(c) || c->xq[q].dead)
 			return c->failed; /* the port's event moved this QP's traffic already */
 		if (rn_link_error(wc->status) && c->nlive > 1) {
@@ -1261,6 +1269,12 @@ static void rn_xcomm_free(struct rn_xcomm *c)
 	free(c);
 }
 
+/* RAILNET_STATS_INTERVAL's view of a live comm (stats.h, struct rn_stats_live). */
+static void rn_xfer_live_snap(const void *arg, struct rn_stats_comm *out)
+{
+	rn_xfer_snapshot(arg, out);
+}
+
 int rn_xfer_create(struct rn_conn *conn, const struct rn_xfer_params *p, struct rn_xcomm **out)
 {
 	size_t need = conn->role == RN_CONN_SEND ? sizeof(struct rn_send_region)
@@ -1312,6 +1326,9 @@ int rn_xfer_create(struct rn_conn *conn, const struct rn_xfer_params *p, struct 
 		}
 	}
 	c->magic = RN_XCOMM_MAGIC;
+	c->live.snap = rn_xfer_live_snap;
+	c->live.arg = c;
+	rn_stats_live_add(&c->live);
 	*out = c;
 	return 0;
 err:
@@ -1328,6 +1345,7 @@ void rn_xfer_close(struct rn_xcomm *c)
 
 	if (!c)
 		return;
+	rn_stats_live_del(&c->live);
 	rn_xfer_snapshot(c, &snap);
 	rn_stats_add(&snap);
 	rn_xcomm_orphan_mhs(c);
@@ -1336,6 +1354,20 @@ void rn_xfer_close(struct rn_xcomm *c)
 		c->pool[i].magic = 0;
 	rn_conn_close(c->conn);
 	rn_xcomm_free(c);
+}
+
+/* A comm's counters as they are now (RN_CTR_ADD's other side). */
+static void rn_ctr_copy(struct rn_port_counters *out, const struct rn_port_counters *in)
+{
+	out->tx_bytes = __atomic_load_n(&in->tx_bytes, __ATOMIC_RELAXED);
+	out->tx_msgs = __atomic_load_n(&in->tx_msgs, __ATOMIC_RELAXED);
+	out->rx_parts = __atomic_load_n(&in->rx_parts, __ATOMIC_RELAXED);
+	out->cqes = __atomic_load_n(&in->cqes, __ATOMIC_RELAXED);
+	out->errors = __atomic_load_n(&in->errors, __ATOMIC_RELAXED);
+	out->failovers = __atomic_load_n(&in->failovers, __ATOMIC_RELAXED);
+	out->port_err = __atomic_load_n(&in->port_err, __ATOMIC_RELAXED);
+	out->resent = __atomic_load_n(&in->resent, __ATOMIC_RELAXED);
+	out->resend_skipped = __atomic_load_n(&in->resend_skipped, __ATOMIC_RELAXED);
 }
 
 void rn_xfer_snapshot(const struct rn_xcomm *c, struct rn_stats_comm *out)
@@ -1349,7 +1381,8 @@ void rn_xfer_snapshot(const struct rn_xcomm *c, struct rn_stats_comm *out)
 		snprintf(out->port[p].dev, sizeof(out->port[p].dev), "%s",
 			 c->set->port[p].dev.name);
 		out->port[p].port = c->set->port[p].dev.port;
-		out->port[p].c = c->st[p];
+		out->port[p].rail = c->set->port[p].dev.rail;
+		rn_ctr_copy(&out->port[p].c, &c->st[p]);
 	}
 }
 

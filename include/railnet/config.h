@@ -34,7 +34,8 @@ struct rn_config {
 	char *sysfs_root;    /* RAILNET_SYSFS_ROOT (default /sys) */
 	int merge;	     /* RAILNET_MERGE: enum rn_merge_mode */
 	int connect_timeout; /* RAILNET_CONNECT_TIMEOUT, seconds */
-	char *stats_path;    /* RAILNET_STATS ("" = no JSON dump) */
+	char *stats_path;    /* RAILNET_STATS ("" = no file; %h, %p expanded by stats.c) */
+	int stats_interval;  /* RAILNET_STATS_INTERVAL, seconds (0 = only at finalize) */
 	int gdr_policy;	     /* RAILNET_GDR_POLICY: enum rn_gdr_policy */
 	char *topo_xml;	     /* RAILNET_TOPO_XML ("" = hwloc discovers the machine) */
 	int keepalive_ms;    /* RAILNET_KEEPALIVE_MS (0 = no probes) */

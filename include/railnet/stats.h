@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Counters: per port (summed over every connection that used it) and per connection, kept
- * by the data path in its comms (xfer.h) and handed here as a snapshot when a comm closes. At the last
- * finalize railnet writes them as JSON to RAILNET_STATS (when set) and logs one summary line
- * at INFO. Thread-safe (one mutex); nothing here runs on the per-message path.
+ * by the data path in its comms (xfer.h) and handed here as a snapshot when a comm closes. At
+ * the last finalize, and every RAILNET_STATS_INTERVAL seconds, railnet writes them to
+ * RAILNET_STATS (JSON, or Prometheus' text format for a .prom path) and at finalize logs one
+ * summary line at INFO. Thread-safe (one mutex); nothing here runs on the per-message path.
  */
 #ifndef RAILNET_STATS_H
 #define RAILNET_STATS_H
@@ -32,8 +33,9 @@ struct rn_port_counters {
 };
 
 /*
- * A comm's counters as the data path hands them over when the comm closes: a plain copy, so
- * that this module knows nothing of comms (xfer.c fills it, rn_xfer_snapshot).
+ * A comm's counters as the data path hands them over (when it closes, and to a snapshot while
+ * it lives): a plain copy, so that this module knows nothing of comms (xfer.c fills it,
+ * rn_xfer_snapshot).
  */
 struct rn_stats_comm {
 	char name[RN_STATS_NAME_MAX];
@@ -41,17 +43,50 @@ struct rn_stats_comm {
 	int nports, nqps;
 	struct {
 		char dev[RN_STATS_DEV_MAX];
-		int port; /* ibv port number */
+		int port;      /* ibv port number */
+		uint32_t rail; /* the port's rail key, 0: unknown */
 		struct rn_port_counters c;
 	} port[RN_PROTO_MAX_PORTS];
 };
 
+/*
+ * A live comm, known to the periodic snapshots (RAILNET_STATS_INTERVAL): snap fills *out from
+ * arg; it runs on the snapshot thread with this module's lock held, so it reads counters the
+ * data path writes with relaxed atomics, and the comm unregisters before it goes away.
+ */
+struct rn_stats_live {
+	struct rn_stats_live *prev, *next;
+	void (*snap)(const void *arg, struct rn_stats_comm *out);
+	const void *arg;
+};
+
+void rn_stats_live_add(struct rn_stats_live *l);
+void rn_stats_live_del(struct rn_stats_live *l);
+
 /* Fold a closing comm's counters into the totals and keep its record. */
 void rn_stats_add(const struct rn_stats_comm *s);
+/* An init: the NCCL net API version in use (0: not through a table) and its commId. */
+void rn_stats_note_init(int api, uint64_t comm_id);
+
 /*
- * Write the JSON document to path ("" or NULL: none; a failure is one WARN), log the summary
- * line, then forget everything. Returns 0 or the -errno of writing the file.
+ * pattern with %h (host name), %p (pid) and %% expanded into out. 0, or -ENAMETOOLONG, or
+ * -EINVAL for another '%' sequence (the configuration refuses those first).
  */
-int rn_stats_flush(const char *path);
+int rn_stats_expand(const char *pattern, char *out, size_t len);
+
+/*
+ * Start the snapshot thread: every interval_s seconds the file of pattern is written whole
+ * (closed comms and live ones). 0, or -errno from pthread_create (one WARN). Nothing when
+ * pattern is empty or interval_s is 0.
+ */
+int rn_stats_start(const char *pattern, int interval_s);
+/* Stop it (before the last flush). */
+void rn_stats_stop(void);
+
+/*
+ * Write the file of pattern ("" or NULL: none; a failure is one WARN) as the final snapshot,
+ * log the summary line, then forget everything. Returns 0 or the -errno of writing the file.
+ */
+int rn_stats_flush(const char *pattern);
 
 #endif /* RAILNET_STATS_H */

@@ -180,6 +180,12 @@ static void test_good_values(void **state)
 	rn_config_fini(&cfg);
 	rn_expect_good("RAILNET_STATS=/tmp/st\xc3\xa4ts.json", &cfg); /* UTF-8 is fine */
 	rn_config_fini(&cfg);
+	rn_expect_good("RAILNET_STATS=/var/run/railnet/%h-%p-100%%.prom", &cfg);
+	assert_string_equal(cfg.stats_path, "/var/run/railnet/%h-%p-100%%.prom");
+	rn_config_fini(&cfg);
+	rn_expect_good("RAILNET_STATS_INTERVAL=30", &cfg);
+	assert_int_equal(cfg.stats_interval, 30);
+	rn_config_fini(&cfg);
 
 	/* exactly the limit */
 	memcpy(big, "RAILNET_STATS=", 14);
@@ -292,6 +298,11 @@ static void test_bad_strings(void **state)
 	rn_expect_bad("RAILNET_STATS=a\tb",
 		      "RAILNET_STATS=a\\x09b: control character 0x09 at byte 1");
 	rn_expect_bad("RAILNET_TOPO_XML=x\x7f", "control character 0x7f at byte 1");
+	rn_expect_bad("RAILNET_STATS=/tmp/%h-%d.json",
+		      "RAILNET_STATS=/tmp/%h-%d.json: '%d' at byte 8: allowed are %h (host name), "
+		      "%p (process id) and %% (a '%')");
+	rn_expect_bad("RAILNET_STATS=/tmp/50%", "'%' at byte 7");
+	rn_expect_bad("RAILNET_STATS_INTERVAL=-1", "RAILNET_STATS_INTERVAL=-1");
 	rn_expect_bad("RAILNET_SYSFS_ROOT=",
 		      "RAILNET_SYSFS_ROOT=: empty value (expected directory)");
 	rn_expect_bad("NCCL_IB_ADDR_RANGE=10.0.0.0/16/16", "prefix length must be 0..32");

@@ -820,10 +820,12 @@ static void test_finalize_orphans(void **state)
 	n = fread(json, 1, sizeof(json) - 1, f);
 	fclose(f);
 	json[n] = '\0';
-	assert_non_null(strstr(json, "\"version\": 1,"));
+	assert_non_null(strstr(json, "\"version\": 2,"));
+	assert_non_null(strstr(json, "\"nccl_net_api\": 12,"));
 	assert_non_null(strstr(json, "\"connections_total\": 2,"));
 	assert_non_null(strstr(json, "\"connections_not_listed\": 0,"));
-	assert_non_null(strstr(json, "{\"device\": \"svdev0\", \"port\": 1, \"tx_bytes\": 4096,"));
+	assert_non_null(strstr(json, "{\"device\": \"svdev0\", \"port\": 1, \"rail\": "));
+	assert_non_null(strstr(json, "\"tx_bytes\": 4096,"));
 	plug_close(&p);
 }
 

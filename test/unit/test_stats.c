@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * src/stats.c driven directly (rn_stats_add, rn_stats_flush), without comms: the JSON document
- * of RAILNET_STATS (`"version": 1`, totals, every counter of a port under its own key, `resent`
+ * of RAILNET_STATS (`"version": 2`, totals, every counter of a port under its own key, `resent`
  * and `resend_skipped` included, names escaped), per-port totals summed over connections, the
  * 4096-connection listing limit with `connections_not_listed` and totals that still count the
  * unlisted ones, the one INFO summary line at flush (none without connections), a file that
@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "railnet/stats.h"
@@ -170,7 +171,7 @@ static void test_document(void **state)
 	assert_int_equal(rn_test_log.infos, 0); /* nothing is said before the flush */
 	assert_int_equal(rn_stats_flush(path), 0);
 	json = slurp(path);
-	assert_non_null(strstr(json, "{\n  \"version\": 1,\n"));
+	assert_non_null(strstr(json, "{\n  \"version\": 2,\n"));
 	assert_non_null(strstr(json, "\"connections_total\": 2,"));
 	assert_non_null(strstr(json, "\"connections_not_listed\": 0,"));
 	conns = strstr(json, "\"connections\": [");
@@ -257,7 +258,7 @@ static void test_listing_limit(void **state)
 
 /*
  * A flush forgets everything: the next flush without connections logs nothing and writes an
- * empty document (still version 1).
+ * empty document, which still says who wrote it (host, pid, time, final).
  */
 static void test_flush_forgets(void **state)
 {
@@ -277,9 +278,20 @@ static void test_flush_forgets(void **state)
 	assert_int_equal(rn_stats_flush(path), 0);
 	assert_int_equal(rn_test_log.infos, 0);
 	json = slurp(path);
-	assert_string_equal(json, "{\n  \"version\": 1,\n  \"connections_total\": 0,\n"
-				  "  \"connections_not_listed\": 0,\n  \"ports\": [\n  ],\n"
-				  "  \"connections\": [\n  ]\n}\n");
+	{
+		char host[256], want[300];
+
+		assert_int_equal(gethostname(host, sizeof(host)), 0);
+		snprintf(want, sizeof(want), "\"host\": \"%s\",\n  \"pid\": %d,\n  \"time\": \"",
+			 host, (int)getpid());
+		assert_non_null(strstr(json, want));
+	}
+	assert_non_null(strstr(json, "{\n  \"version\": 2,\n"));
+	assert_non_null(strstr(json,
+			       "\"final\": true,\n  \"nccl_net_api\": 0,\n  \"comm_ids\": [],\n"
+			       "  \"connections_total\": 0,\n  \"connections_open\": 0,\n"
+			       "  \"connections_not_listed\": 0,\n  \"ports\": [\n  ],\n"
+			       "  \"connections\": [\n  ]\n}\n"));
 	free(json);
 	assert_int_equal(rn_stats_flush(""), 0); /* "" is no file, as NULL */
 	RN_ASSERT_NO_WARN();
@@ -326,12 +338,164 @@ static void test_unwritable(void **state)
 	assert_int_equal(access(bad, F_OK), -1);
 }
 
+/* %h, %p and %% in RAILNET_STATS; any other '%' and an overlong result are refused. */
+static void test_expand(void **state)
+{
+	char out[64], want[300], host[256];
+
+	(void)state;
+	assert_int_equal(gethostname(host, sizeof(host)), 0);
+	assert_int_equal(rn_stats_expand("/x/%h-%p-100%%.json", out, sizeof(out)), 0);
+	snprintf(want, sizeof(want), "/x/%s-%d-100%%.json", host, (int)getpid());
+	assert_string_equal(out, want);
+	assert_int_equal(rn_stats_expand("plain", out, sizeof(out)), 0);
+	assert_string_equal(out, "plain");
+	assert_int_equal(rn_stats_expand("a%x", out, sizeof(out)), -EINVAL);
+	assert_int_equal(rn_stats_expand("a%", out, sizeof(out)), -EINVAL);
+	assert_int_equal(rn_stats_expand("%p%p%p%p%p%p%p%p%p%p%p%p", out, 16), -ENAMETOOLONG);
+}
+
+/* A path ending in .prom: Prometheus' text format, every port counter with its labels. */
+static void test_prometheus(void **state)
+{
+	static const char *const devs[2] = { "mlx5_0", "mlx5_1" };
+	static const int ports[2] = { 1, 1 };
+	struct rn_stats_comm c;
+	char prom[160], want[400], host[256], *text;
+
+	(void)state;
+	rn_test_log_reset();
+	snprintf(prom, sizeof(prom), "%s/r.prom", dir);
+	comm(&c, "mlx5_0+mlx5_1", true, 2, devs, ports, 1000);
+	c.port[1].rail = 7;
+	rn_stats_add(&c);
+	assert_int_equal(rn_stats_flush(prom), 0);
+	text = slurp(prom);
+	assert_int_equal(gethostname(host, sizeof(host)), 0);
+	assert_non_null(strstr(text, "# HELP railnet_tx_bytes_total "));
+	assert_non_null(strstr(text, "# TYPE railnet_tx_bytes_total counter\n"));
+	snprintf(want, sizeof(want),
+		 "railnet_tx_bytes_total{host=\"%s\",pid=\"%d\",device=\"mlx5_1\",port=\"1\","
+		 "rail=\"7\"} 1101\n",
+		 host, (int)getpid());
+	assert_non_null(strstr(text, want));
+	snprintf(want, sizeof(want),
+		 "railnet_failovers_total{host=\"%s\",pid=\"%d\",device=\"mlx5_0\",port=\"1\","
+		 "rail=\"0\"} 1006\n",
+		 host, (int)getpid());
+	assert_non_null(strstr(text, want));
+	assert_int_equal(count(text, "# TYPE "), 7);
+	assert_null(strstr(text, "{\n")); /* not JSON */
+	free(text);
+	unlink(prom);
+	RN_ASSERT_NO_WARN();
+}
+
+static uint64_t live_bytes;
+
+static void live_snap(const void *arg, struct rn_stats_comm *out)
+{
+	static const char *const devs[1] = { "live0" };
+	static const int ports[1] = { 2 };
+
+	(void)arg;
+	comm(out, "live0", false, 1, devs, ports, 0);
+	out->port[0].c.tx_bytes = __atomic_load_n(&live_bytes, __ATOMIC_RELAXED);
+}
+
+/*
+ * RAILNET_STATS_INTERVAL: the snapshot thread writes the file while a comm lives, with the
+ * live comm's counters (marked open, final false); the last flush after it closed says final.
+ */
+static void test_interval_snapshots(void **state)
+{
+	struct rn_stats_live l = { .snap = live_snap };
+	char *json = NULL;
+
+	(void)state;
+	rn_test_log_reset();
+	unlink(path);
+	__atomic_store_n(&live_bytes, 4242, __ATOMIC_RELAXED);
+	rn_stats_live_add(&l);
+	assert_int_equal(rn_stats_start(path, 1), 0);
+	for (int i = 0; i < 50 && access(path, R_OK); i++)
+		usleep(100 * 1000); /* the first snapshot comes after 1 s; a 5 s guard */
+	rn_stats_stop();
+	rn_stats_live_del(&l);
+	json = slurp(path);
+	assert_non_null(strstr(json, "\"final\": false,"));
+	assert_non_null(strstr(json, "\"connections_open\": 1,"));
+	assert_non_null(strstr(
+		json, "{\"device\": \"live0\", \"port\": 2, \"rail\": 0, \"tx_bytes\": 4242,"));
+	assert_non_null(strstr(json, "\"open\": true}"));
+	free(json);
+	assert_int_equal(rn_stats_flush(path), 0);
+	json = slurp(path);
+	assert_non_null(strstr(json, "\"final\": true,"));
+	assert_non_null(strstr(json, "\"connections_open\": 0,"));
+	free(json);
+	RN_ASSERT_NO_WARN();
+}
+
+/*
+ * Two ranks (processes) with one RAILNET_STATS pattern: %p gives each its own file, each with
+ * its own pid and counters.
+ */
+static void test_two_ranks_one_pattern(void **state)
+{
+	static const char *const devs[1] = { "d" };
+	static const int ports[1] = { 1 };
+	char pattern[160], mine[200], theirs[200], *json;
+	struct rn_stats_comm c;
+	int status;
+	pid_t child;
+
+	(void)state;
+	rn_test_log_reset();
+	snprintf(pattern, sizeof(pattern), "%s/rank-%%p.json", dir);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		comm(&c, "d", true, 1, devs, ports, 500);
+		rn_stats_add(&c);
+		_exit(rn_stats_flush(pattern) ? 1 : 0);
+	}
+	comm(&c, "d", true, 1, devs, ports, 900);
+	rn_stats_add(&c);
+	assert_int_equal(rn_stats_flush(pattern), 0);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	snprintf(mine, sizeof(mine), "%s/rank-%d.json", dir, (int)getpid());
+	snprintf(theirs, sizeof(theirs), "%s/rank-%d.json", dir, (int)child);
+	json = slurp(mine);
+	assert_non_null(strstr(json, "\"tx_bytes\": 901,"));
+	free(json);
+	json = slurp(theirs);
+	assert_non_null(strstr(json, "\"tx_bytes\": 501,"));
+	{
+		char want[64];
+
+		snprintf(want, sizeof(want), "\"pid\": %d,", (int)child);
+		assert_non_null(strstr(json, want));
+	}
+	free(json);
+	unlink(mine);
+	unlink(theirs);
+	RN_ASSERT_NO_WARN();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_document),      cmocka_unit_test(test_listing_limit),
-		cmocka_unit_test(test_flush_forgets), cmocka_unit_test(test_escaping),
+		cmocka_unit_test(test_document),
+		cmocka_unit_test(test_listing_limit),
+		cmocka_unit_test(test_flush_forgets),
+		cmocka_unit_test(test_escaping),
 		cmocka_unit_test(test_unwritable),
+		cmocka_unit_test(test_expand),
+		cmocka_unit_test(test_prometheus),
+		cmocka_unit_test(test_interval_snapshots),
+		cmocka_unit_test(test_two_ranks_one_pattern),
 	};
 
 	return cmocka_run_group_tests_name("stats", tests, setup, teardown);
