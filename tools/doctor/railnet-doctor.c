@@ -19,6 +19,7 @@
 #include <strings.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "align.h"
 #include "opts.h"
@@ -52,7 +53,8 @@ struct rn_doc {
 	const struct rn_config *cfg;
 	struct rn_discovery *d;
 	char netns_mode;
-	rlim_t memlock; /* RLIM_INFINITY when unlimited */
+	rlim_t memlock;	    /* RLIM_INFINITY when unlimited */
+	rlim_t memlock_max; /* the hard limit: how far the process may raise it itself */
 	uint64_t cap_eff;
 	bool cap_known;
 	struct rn_numbering num; /* the devices offered, as net.c numbers them */
@@ -96,6 +98,7 @@ static void rn_doc_env(struct rn_doc *doc)
 
 	doc->netns_mode = rn_netns_mode(doc->cfg->sysfs_root);
 	doc->memlock = getrlimit(RLIMIT_MEMLOCK, &rl) ? 0 : rl.rlim_cur;
+	doc->memlock_max = doc->memlock ? rl.rlim_max : 0;
 	f = fopen("/proc/self/status", "re");
 	while (f && fgets(line, sizeof(line), f)) {
 		if (!strncmp(line, "CapEff:", 7)) {
@@ -260,13 +263,39 @@ static void rn_doc_verdict(struct rn_doc *doc)
 			       "no usable RDMA port: NCCL would not "
 			       "use railnet");
 	rn_doc_align_problems(doc);
+	/*
+	 * What raises it depends on who may: a process raises its soft limit up to the hard one;
+	 * above that only CAP_SYS_RESOURCE or the runtime's default ulimits do. CAP_IPC_LOCK
+	 * lifts the limit only where it is effective, which Kubernetes' capabilities.add makes it
+	 * for a container running as root, not for another user (no ambient capabilities).
+	 */
 	if (doc->memlock != RLIM_INFINITY && doc->memlock < RN_DOC_MEMLOCK_MIN &&
-	    !rn_doc_has_cap(doc, 14))
-		rn_doc_problem(doc,
-			       "raise the container's memlock limit to unlimited (runtime default "
-			       "ulimits, or `ulimit -l unlimited` in the entrypoint)",
+	    !rn_doc_has_cap(doc, 14)) {
+		char fix[640];
+
+		if (doc->memlock_max == RLIM_INFINITY || doc->memlock_max >= RN_DOC_MEMLOCK_MIN)
+			snprintf(fix, sizeof(fix),
+				 "the hard limit allows more: `ulimit -l %s` in the entrypoint "
+				 "(before the training process starts), or the container runtime's "
+				 "default memlock ulimit",
+				 doc->memlock_max == RLIM_INFINITY ? "unlimited" : "<hard limit>");
+		else
+			snprintf(
+				fix, sizeof(fix),
+				"the hard limit is %llu bytes too, so only the node can raise it: "
+				"the container runtime's default memlock ulimit (containerd: "
+				"LimitMEMLOCK=infinity in its systemd unit; CRI-O: default_ulimits "
+				"= [\"memlock=-1:-1\"]; Docker: --ulimit memlock=-1)%s",
+				(unsigned long long)doc->memlock_max,
+				getuid() ? "; capabilities.add: [IPC_LOCK] does not help here: "
+					   "this container runs as uid != 0, which gets no "
+					   "effective capabilities"
+					 : ", or capabilities.add: [IPC_LOCK] (the container "
+					   "runs as root, where it takes effect)");
+		rn_doc_problem(doc, fix,
 			       "memlock limit is %llu bytes: RDMA memory registration would fail",
 			       (unsigned long long)doc->memlock);
+	}
 }
 
 /* ---- text output ------------------------------------------------------------------------- */
