@@ -98,6 +98,17 @@ expect 1 "mlx5_0 port 1 [no-usable-gid]: no usable RoCE v2 IPv4 GID among 16 ent
 	"problem no usable RDMA port: NCCL would not use railnet" "Verdict: PROBLEMS"
 ctx="bad-env"; doc seeds-b4 n1 train-0 NCCL_IB_HCA=mlx5_0:0x
 expect 3
+# NCCL_IB_HCA entries are prefixes: a note names what else they select or exclude (not a
+# problem); '=' makes them exact; a value that leaves out every port is one problem naming it
+ctx=hca-prefix; doc seeds-b4 n1 train-0 NCCL_IB_HCA=mlx5_1
+expect 0 "Verdict: FIT" "  note    NCCL_IB_HCA entry 'mlx5_1' is a name prefix, as in NCCL: it also selects mlx5_10, mlx5_11, mlx5_12, mlx5_13, mlx5_14, mlx5_15 (6 device(s)); write '=mlx5_1' for that device alone"
+ctx=hca-prefix-exclude; doc seeds-b4 n1 train-0 NCCL_IB_HCA=^mlx5_1
+expect 0 "it also excludes mlx5_10, mlx5_11" "write '^=mlx5_1' for that device alone"
+ctx=hca-exact; doc seeds-b4 n1 train-0 NCCL_IB_HCA==mlx5_1
+expect 0 "Verdict: FIT"; expect_not "name prefix"
+ctx=hca-none; doc seeds-b4 n1 train-0 NCCL_IB_HCA=mlx5_99
+expect 1 "  problem NCCL_IB_HCA=mlx5_99 leaves out every port of this pod (16): NCCL would not use railnet"
+expect_not "problem no usable RDMA port"
 
 # ---- Environment: the verbs library, the sysfs root, the memlock limit, the effective
 # capabilities (CapEff and the names railnet cares about) and every NCCL_*/RAILNET_* variable
@@ -243,6 +254,9 @@ command -v python3 >/dev/null || { echo "FAIL: python3 not found (the --json che
 ctx=json/fit; doc seeds-b4 n1 train-0 -- --json
 expect_json 0 "
 assert d['verdict'] == 'fit' and len(d['ports']) == 16 and d['log'] == [] and d['log_dropped'] == 0"
+ctx=json/hca-note; doc seeds-b4 n1 train-0 NCCL_IB_HCA=mlx5_1 -- --json
+expect_json 0 "
+assert d['verdict'] == 'fit' and len(d['notes']) == 1 and 'name prefix' in d['notes'][0], d['notes']"
 ctx=json/problems; doc linklocal-only n1 pod-ll -- --json
 expect_json 1 "
 assert d['verdict'] == 'problems' and d['ports'] == []

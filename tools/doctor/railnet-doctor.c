@@ -29,6 +29,7 @@
 #include "railnet/cuda.h"
 #include "railnet/device.h"
 #include "railnet/gid.h"
+#include "railnet/hca.h"
 #include "railnet/log.h"
 #include "railnet/pci.h"
 #include "railnet/topo.h"
@@ -38,6 +39,7 @@
 extern char **environ;
 
 #define RN_DOC_MAX_PROBLEMS 64
+#define RN_DOC_MAX_NOTES 8
 #define RN_DOC_MEMLOCK_MIN (64ULL << 20) /* below this, registrations of NCCL's buffers fail */
 #define RN_DOC_MAX_LOG 64		 /* railnet log lines a --json document carries */
 
@@ -62,7 +64,23 @@ struct rn_doc {
 	struct rn_align *align;	 /* GPUs against rails (align.h) */
 	struct rn_doc_problem problems[RN_DOC_MAX_PROBLEMS];
 	int nproblems;
+	char notes[RN_DOC_MAX_NOTES]
+		  [512]; /* worth knowing, not a problem: no effect on the verdict */
+	int nnotes;
 };
+
+static void rn_doc_note(struct rn_doc *doc, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void rn_doc_note(struct rn_doc *doc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (doc->nnotes == RN_DOC_MAX_NOTES)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(doc->notes[doc->nnotes++], sizeof(doc->notes[0]), fmt, ap);
+	va_end(ap);
+}
 
 static void rn_doc_problem(struct rn_doc *doc, const char *fix, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -232,6 +250,65 @@ static void rn_doc_align_problems(struct rn_doc *doc)
 
 /* ---- verdict ----------------------------------------------------------------------------- */
 
+/* Every port listed was left out by NCCL_IB_HCA (and nothing else). */
+static bool rn_doc_all_filtered(const struct rn_discovery *d)
+{
+	if (!d->ndrops)
+		return false;
+	for (int i = 0; i < d->ndrops; i++)
+		if (d->drops[i].kind != RN_DROP_FILTERED)
+			return false;
+	return true;
+}
+
+/*
+ * NCCL_IB_HCA entries are name prefixes (NCCL's meaning) unless the list starts with '=':
+ * "mlx5_1" also selects (or, after '^', also excludes) mlx5_10..mlx5_17. Say so, once per
+ * entry that widens over this pod's devices; it is not a problem (it may be meant).
+ */
+static void rn_doc_hca(struct rn_doc *doc)
+{
+	const struct rn_discovery *d = doc->d;
+	struct rn_hca_filter f;
+	char why[128];
+
+	if (!doc->cfg->ib_hca || !doc->cfg->ib_hca[0] ||
+	    rn_hca_parse(doc->cfg->ib_hca, &f, why, sizeof(why)) || f.exact)
+		return;
+	for (int e = 0; e < f.n; e++) {
+		const char *pre = f.e[e].name;
+		size_t len = strlen(pre);
+		char list[320] = "";
+		int more = 0;
+
+		/* the devices of this pod: its ports and what was left out, each name once */
+		for (int i = 0; i < d->nports + d->ndrops; i++) {
+			const char *name =
+				i < d->nports ? d->ports[i].name : d->drops[i - d->nports].name;
+			bool seen = false;
+
+			if (strncmp(name, pre, len) || !name[len])
+				continue;
+			for (int j = 0; j < i && !seen; j++)
+				seen = !strcmp(name, j < d->nports ? d->ports[j].name
+								   : d->drops[j - d->nports].name);
+			if (seen)
+				continue;
+			more++;
+			if (strlen(list) + strlen(name) + 3 < sizeof(list))
+				snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+					 list[0] ? ", " : "", name);
+		}
+		if (more)
+			rn_doc_note(
+				doc,
+				"NCCL_IB_HCA entry '%s' is a name prefix, as in NCCL: it also %s "
+				"%s (%d device(s)); write '%s=%s' for that device alone",
+				pre, f.exclude ? "excludes" : "selects", list, more,
+				f.exclude ? "^" : "", doc->cfg->ib_hca + (f.exclude ? 1 : 0));
+	}
+}
+
 static void rn_doc_verdict(struct rn_doc *doc)
 {
 	const struct rn_discovery *d = doc->d;
@@ -258,7 +335,15 @@ static void rn_doc_verdict(struct rn_doc *doc)
 		rn_doc_problem(doc, x->fix, "%s%s%.0d: %s", x->name, x->port ? " port " : "",
 			       x->port, x->why);
 	}
-	if (d->nlisted && !d->nports)
+	rn_doc_hca(doc);
+	if (d->nlisted && !d->nports && rn_doc_all_filtered(d))
+		rn_doc_problem(doc,
+			       "NCCL_IB_HCA names devices this pod does not have: correct it (the "
+			       "ports listed under Left out are this pod's), or unset it",
+			       "NCCL_IB_HCA=%s leaves out every port of this pod (%d): NCCL would "
+			       "not use railnet",
+			       doc->cfg->ib_hca, d->ndrops);
+	else if (d->nlisted && !d->nports)
 		rn_doc_problem(doc, "see the problems above",
 			       "no usable RDMA port: NCCL would not "
 			       "use railnet");
@@ -391,6 +476,8 @@ static void rn_doc_text(const struct rn_doc *doc, FILE *o)
 		if (doc->problems[i].fix[0])
 			fprintf(o, "    fix   %s\n", doc->problems[i].fix);
 	}
+	for (int i = 0; i < doc->nnotes; i++)
+		fprintf(o, "  note    %s\n", doc->notes[i]);
 }
 
 /* ---- JSON output ------------------------------------------------------------------------- */
@@ -626,6 +713,12 @@ static void rn_doc_json(const struct rn_doc *doc, FILE *o)
 		rn_json_kv(o, "what", doc->problems[i].what, true);
 		rn_json_kv(o, "fix", doc->problems[i].fix[0] ? doc->problems[i].fix : NULL, false);
 		fputc('}', o);
+	}
+	fprintf(o, "],\"notes\":[");
+	for (int i = 0; i < doc->nnotes; i++) {
+		if (i)
+			fputc(',', o);
+		rn_json_str(o, doc->notes[i]);
 	}
 	fprintf(o, "],");
 	rn_doc_json_log(o);
