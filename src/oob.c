@@ -225,6 +225,16 @@ int rn_oob_route_if(const char *path, bool ipv6, char name[IF_NAMESIZE])
 
 int rn_oob_if_find(const char *spec, struct rn_oob_if *out)
 {
+	char why[512];
+	int rc = rn_oob_if_find_why(spec, out, why, sizeof(why));
+
+	if (rc)
+		RN_WARN("%s", why);
+	return rc;
+}
+
+int rn_oob_if_find_why(const char *spec, struct rn_oob_if *out, char *why_out, size_t why_len)
+{
 	struct ifaddrs *all, *a;
 	struct rn_oob_if *ifs;
 	char route[IF_NAMESIZE] = "", why[512];
@@ -233,8 +243,9 @@ int rn_oob_if_find(const char *spec, struct rn_oob_if *out)
 
 	if (getifaddrs(&all)) {
 		rc = -errno;
-		RN_WARN("cannot list network interfaces for the out-of-band socket: %s",
-			strerror(-rc));
+		snprintf(why_out, why_len,
+			 "cannot list network interfaces for the out-of-band socket: %s",
+			 strerror(-rc));
 		return rc;
 	}
 	for (a = all; a; a = a->ifa_next)
@@ -242,6 +253,7 @@ int rn_oob_if_find(const char *spec, struct rn_oob_if *out)
 	ifs = calloc(cap ? cap : 1, sizeof(*ifs));
 	if (!ifs) {
 		rc = -ENOMEM;
+		snprintf(why_out, why_len, "out of memory listing network interfaces");
 		goto err_free_ifaddrs;
 	}
 	for (a = all; a; a = a->ifa_next) {
@@ -270,7 +282,7 @@ int rn_oob_if_find(const char *spec, struct rn_oob_if *out)
 	}
 	rc = rn_oob_if_select(ifs, n, spec, route, &idx, why, sizeof(why));
 	if (rc) {
-		RN_WARN("out-of-band interface: %s", why);
+		snprintf(why_out, why_len, "out-of-band interface: %s", why);
 		goto err_free_ifs;
 	}
 	*out = ifs[idx];

@@ -52,6 +52,8 @@ int rn_oob_route_if(const char *path, bool ipv6, char name[IF_NAMESIZE]);
 
 /* getifaddrs + the default route + rn_oob_if_select. WARNs once and returns -ENODEV. */
 int rn_oob_if_find(const char *spec, struct rn_oob_if *out);
+/* The same without a WARN: the reason goes to why (the doctor's bootstrap check). */
+int rn_oob_if_find_why(const char *spec, struct rn_oob_if *out, char *why, size_t why_len);
 
 struct rn_oob_listener;
 

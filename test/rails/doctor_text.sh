@@ -106,6 +106,27 @@ ctx=hca-prefix-exclude; doc seeds-b4 n1 train-0 NCCL_IB_HCA=^mlx5_1
 expect 0 "it also excludes mlx5_10, mlx5_11" "write '^=mlx5_1' for that device alone"
 ctx=hca-exact; doc seeds-b4 n1 train-0 NCCL_IB_HCA==mlx5_1
 expect 0 "Verdict: FIT"; expect_not "name prefix"
+# the bootstrap interface (NCCL_SOCKET_IFNAME, else the default route's): with --ifaddrs only a
+# set NCCL_SOCKET_IFNAME is judged, against the file; without, this network namespace's
+ctx=boot-ifaddrs; doc seeds-b4 n1 train-0 NCCL_SOCKET_IFNAME=net2
+expect 0 "  bootstrap        net2 10.225.255.1 (NCCL_SOCKET_IFNAME)" "Verdict: FIT"
+ctx=boot-ifaddrs-unset; doc seeds-b4 n1 train-0
+expect 0 "  bootstrap        not checked: --ifaddrs lists the rail interfaces"
+ctx=boot-ifaddrs-bad; doc seeds-b4 n1 train-0 NCCL_SOCKET_IFNAME=bogus0
+expect 1 "  bootstrap        none: out-of-band interface: NCCL_SOCKET_IFNAME=bogus0 matches no up interface" \
+	"railnet's connections (and NCCL's bootstrap) would fail" "fix   set NCCL_SOCKET_IFNAME to an interface of this pod"
+for s in lo bogus0; do
+	ctx=boot-live/$s; v=$W/seeds-b4/n1/train-0/view
+	env RAILNET_SYSFS_ROOT="$v" SOFTVERBS_VIEW="$v" RAILNET_IBVERBS_LIB="$LIB" NCCL_SOCKET_IFNAME=$s \
+		"$DOC" >"$W/out" 2>"$W/err"
+	rc=$?
+	if [ $s = lo ]; then
+		expect 1 "  bootstrap        lo 127.0.0.1 (NCCL_SOCKET_IFNAME)"
+		expect_not "out-of-band interface"
+	else
+		expect 1 "  problem out-of-band interface: NCCL_SOCKET_IFNAME=bogus0 matches no up interface"
+	fi
+done
 ctx=hca-none; doc seeds-b4 n1 train-0 NCCL_IB_HCA=mlx5_99
 expect 1 "  problem NCCL_IB_HCA=mlx5_99 leaves out every port of this pod (16): NCCL would not use railnet"
 expect_not "problem no usable RDMA port"

@@ -76,7 +76,7 @@ assert "NCCL_IB_GID_INDEX=3: GID 3 of mlx5_0 port 1 is zero" in x["why"] and "is
 assert "unset NCCL_IB_GID_INDEX" in x["fix"]' NCCL_IB_GID_INDEX=3
 check two-pods-one-rail n1 pod-b 0 'assert gid == {"mlx5_0": 7}' NCCL_IB_GID_INDEX=7
 check two-pods-one-rail n1 pod-a 1 'assert drops["mlx5_0"]["kind"] == "filtered"
-assert "no usable RDMA port" in probs' NCCL_IB_HCA=^mlx5_0
+assert "NCCL_IB_HCA=^mlx5_0 leaves out every port of this pod (1)" in probs, probs' NCCL_IB_HCA=^mlx5_0
 check two-pods-one-rail n1 pod-a 0 'assert ports["mlx5_0"]["rail_id"] == 4 and ports["mlx5_0"]["plane_id"] == 2
 assert ports["mlx5_0"]["rail_why"] == "given by NCCL_IB_HCA", ports["mlx5_0"]' NCCL_IB_HCA==mlx5_0:1:4:2
 # ADDR_RANGE: in range picks 5; out of range leaves nothing, with the range in the fix

@@ -9,6 +9,7 @@
  * code (rn_discover, rn_numbering_build from railnet_core) and decides nothing by
  * itself beyond the verdict. Exit: 0 fit, 1 problems found or cannot run, 2 usage error.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -31,6 +32,7 @@
 #include "railnet/gid.h"
 #include "railnet/hca.h"
 #include "railnet/log.h"
+#include "railnet/oob.h"
 #include "railnet/pci.h"
 #include "railnet/topo.h"
 #include "railnet/vdev.h"
@@ -64,9 +66,13 @@ struct rn_doc {
 	struct rn_align *align;	 /* GPUs against rails (align.h) */
 	struct rn_doc_problem problems[RN_DOC_MAX_PROBLEMS];
 	int nproblems;
-	char notes[RN_DOC_MAX_NOTES]
-		  [512]; /* worth knowing, not a problem: no effect on the verdict */
+	/* worth knowing, not a problem: no effect on the verdict */
+	char notes[RN_DOC_MAX_NOTES][512];
 	int nnotes;
+	/* the interface of railnet's (and NCCL's) out-of-band sockets */
+	bool boot_checked, boot_ok;
+	struct rn_oob_if boot;
+	char boot_why[512];
 };
 
 static void rn_doc_note(struct rn_doc *doc, const char *fmt, ...)
@@ -309,6 +315,66 @@ static void rn_doc_hca(struct rn_doc *doc)
 	}
 }
 
+/*
+ * The bootstrap interface: the one railnet's out-of-band socket will use (NCCL_SOCKET_IFNAME,
+ * else the default route's, as NCCL picks its own): it must exist, be up and have an address
+ * in this network namespace. With --ifaddrs the file's interfaces stand for the pod's (up, no
+ * route known); the file lists the pod's rail interfaces, not necessarily its pod network, so
+ * there only an NCCL_SOCKET_IFNAME that is set is judged.
+ */
+static void rn_doc_bootstrap(struct rn_doc *doc, const struct rn_ifaddr *ifa, int nifa, bool file)
+{
+	const char *spec = doc->cfg->socket_ifname;
+	int rc;
+
+	if (file && (!spec || !*spec)) {
+		snprintf(doc->boot_why, sizeof(doc->boot_why),
+			 "not checked: --ifaddrs lists the rail interfaces, not the pod network's, "
+			 "and NCCL_SOCKET_IFNAME is not set");
+		doc->boot_checked = false;
+		return;
+	}
+	doc->boot_checked = true;
+	if (!file) {
+		rc = rn_oob_if_find_why(spec, &doc->boot, doc->boot_why, sizeof(doc->boot_why));
+	} else {
+		struct rn_oob_if *ifs = calloc(nifa ? (size_t)nifa : 1, sizeof(*ifs));
+		char why[480];
+		size_t idx;
+
+		if (!ifs) {
+			snprintf(doc->boot_why, sizeof(doc->boot_why), "out of memory");
+			return;
+		}
+		for (int i = 0; i < nifa; i++) {
+			snprintf(ifs[i].name, sizeof(ifs[i].name), "%s", ifa[i].name);
+			ifs[i].family = ifa[i].family;
+			memcpy(ifs[i].addr, ifa[i].addr, sizeof(ifs[i].addr));
+			ifs[i].up = true;
+			ifs[i].loopback = !strcmp(ifa[i].name, "lo");
+		}
+		rc = rn_oob_if_select(ifs, (size_t)nifa, spec, NULL, &idx, why, sizeof(why));
+		if (!rc)
+			doc->boot = ifs[idx];
+		else
+			snprintf(doc->boot_why, sizeof(doc->boot_why), "out-of-band interface: %s",
+				 why);
+		free(ifs);
+	}
+	doc->boot_ok = rc == 0;
+	if (!doc->boot_ok)
+		rn_doc_problem(
+			doc,
+			spec && *spec
+				? "set NCCL_SOCKET_IFNAME to an interface of this pod that is up "
+				  "and has an address (NCCL's bootstrap uses the same), or unset "
+				  "it to use the default route's"
+				: "give the pod a default route, or set NCCL_SOCKET_IFNAME to one "
+				  "of its interfaces",
+			"%s: railnet's connections (and NCCL's bootstrap) would fail",
+			doc->boot_why);
+}
+
 static void rn_doc_verdict(struct rn_doc *doc)
 {
 	const struct rn_discovery *d = doc->d;
@@ -407,6 +473,19 @@ static void rn_doc_text(const struct rn_doc *doc, FILE *o)
 	fprintf(o, "  verbs library    %s\n", rn_verbs()->libpath);
 	fprintf(o, "  sysfs root       %s\n", doc->cfg->sysfs_root);
 	fprintf(o, "  ib_core netns    %s\n", rn_mode_str(doc->netns_mode));
+	if (doc->boot_ok) {
+		char a[64];
+
+		inet_ntop(doc->boot.family, doc->boot.addr, a, sizeof(a));
+		fprintf(o, "  bootstrap        %s %s (%s)\n", doc->boot.name, a,
+			doc->cfg->socket_ifname && *doc->cfg->socket_ifname
+				? "NCCL_SOCKET_IFNAME"
+				: "no NCCL_SOCKET_IFNAME: the default route's, else the first up "
+				  "interface");
+	} else {
+		fprintf(o, "  bootstrap        %s%s\n", doc->boot_checked ? "none: " : "",
+			doc->boot_why);
+	}
 	if (doc->memlock == RLIM_INFINITY)
 		fprintf(o, "  memlock          unlimited\n");
 	else
@@ -625,6 +704,17 @@ static void rn_doc_json(const struct rn_doc *doc, FILE *o)
 	rn_json_kv(o, "verbs_library", rn_verbs()->libpath, true);
 	rn_json_kv(o, "sysfs_root", doc->cfg->sysfs_root, true);
 	rn_json_kv(o, "netns_mode", rn_mode_str(doc->netns_mode), true);
+	if (doc->boot_ok) {
+		char a[64];
+
+		inet_ntop(doc->boot.family, doc->boot.addr, a, sizeof(a));
+		fprintf(o, "\"bootstrap\":{");
+		rn_json_kv(o, "interface", doc->boot.name, true);
+		rn_json_kv(o, "address", a, false);
+		fprintf(o, "},");
+	} else {
+		fprintf(o, "\"bootstrap\":null,");
+	}
 	if (doc->memlock == RLIM_INFINITY)
 		fprintf(o, "\"memlock_bytes\":null,");
 	else
@@ -940,6 +1030,7 @@ int main(int argc, char **argv)
 		goto out_unload;
 	}
 	rn_doc_env(&doc);
+	rn_doc_bootstrap(&doc, ifa, nifa, ifaddrs_file != NULL);
 	/* the devices offered: net.c's own numbering, from the same discovery */
 	if (rn_numbering_build(doc.d, doc.cfg->merge, &doc.num)) {
 		rn_doc_fail(json, -1, "cannot-run", "memory", "out of memory", NULL);
