@@ -67,6 +67,12 @@ int rn_port_speed_mbps(unsigned int active_speed, unsigned int active_width)
 
 /* ---- drops ------------------------------------------------------------------------------- */
 
+/* Kinds worth a WARN: the device failed, or the user's NCCL_IB_GID_INDEX is wrong. */
+static bool rn_drop_warns(int kind)
+{
+	return kind == RN_DROP_OPEN || kind == RN_DROP_QUERY || kind == RN_DROP_BAD_GID_INDEX;
+}
+
 static int rn_drop_add(struct rn_discovery *d, const char *name, int port, int kind,
 		       const char *fix, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 static int rn_drop_add(struct rn_discovery *d, const char *name, int port, int kind,
@@ -88,13 +94,50 @@ static int rn_drop_add(struct rn_discovery *d, const char *name, int port, int k
 	va_start(ap, fmt);
 	vsnprintf(e->why, sizeof(e->why), fmt, ap);
 	va_end(ap);
-	if (kind == RN_DROP_OPEN || kind == RN_DROP_QUERY || kind == RN_DROP_BAD_GID_INDEX)
-		RN_WARN("%s%s%.0d: not used: %s%s%s", name, port ? " port " : "", port, e->why,
-			e->fix[0] ? "; fix: " : "", e->fix);
-	else
+	if (!rn_drop_warns(kind))
 		RN_INFO(RN_SUB_INIT | RN_SUB_NET, "%s%s%.0d: not used: %s%s%s", name,
 			port ? " port " : "", port, e->why, e->fix[0] ? "; fix: " : "", e->fix);
 	return 0;
+}
+
+/*
+ * The WARNs, after discovery: one per cause (kind and fix), the first port's reason in full
+ * and the others named, so that a wrong NCCL_IB_GID_INDEX on 16 rails is one line, not 16.
+ */
+static void rn_drops_warn(const struct rn_discovery *d)
+{
+	for (int i = 0; i < d->ndrops; i++) {
+		const struct rn_drop *e = &d->drops[i];
+		char more[512] = "";
+		int n = 0;
+		bool earlier = false;
+
+		if (!rn_drop_warns(e->kind))
+			continue;
+		for (int j = 0; j < i && !earlier; j++)
+			earlier = d->drops[j].kind == e->kind && !strcmp(d->drops[j].fix, e->fix);
+		if (earlier)
+			continue;
+		for (int j = i + 1; j < d->ndrops; j++) {
+			const struct rn_drop *o = &d->drops[j];
+			size_t len = strlen(more);
+
+			if (o->kind != e->kind || strcmp(o->fix, e->fix))
+				continue;
+			n++;
+			if (len + strlen(o->name) + 16 < sizeof(more))
+				snprintf(more + len, sizeof(more) - len, "%s%s%s%.0d",
+					 n > 1 ? ", " : "", o->name, o->port ? " port " : "",
+					 o->port);
+		}
+		if (n)
+			RN_WARN("%s%s%.0d: not used: %s; likewise %d more: %s%s%s", e->name,
+				e->port ? " port " : "", e->port, e->why, n, more,
+				e->fix[0] ? "; fix: " : "", e->fix);
+		else
+			RN_WARN("%s%s%.0d: not used: %s%s%s", e->name, e->port ? " port " : "",
+				e->port, e->why, e->fix[0] ? "; fix: " : "", e->fix);
+	}
 }
 
 /* ---- sysfs ------------------------------------------------------------------------------- */
@@ -499,6 +542,7 @@ int rn_discover(const struct rn_config *cfg, const struct rn_ifaddr *ifa, int ni
 			goto err_free_list;
 	}
 	c.ops->free_device_list(list);
+	rn_drops_warn(c.d);
 	if (c.d->nports > 1)
 		qsort(c.d->ports, (size_t)c.d->nports, sizeof(*c.d->ports), rn_port_cmp);
 	rn_rail_derive(c.d->ports, c.d->nports);

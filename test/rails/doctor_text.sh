@@ -127,6 +127,16 @@ for s in lo bogus0; do
 		expect 1 "  problem out-of-band interface: NCCL_SOCKET_IFNAME=bogus0 matches no up interface"
 	fi
 done
+# one cause, one line: a wrong NCCL_IB_GID_INDEX on 16 rails is one WARN from the plugin and
+# one problem from the doctor, each naming the other 15 ports (details per port: Left out)
+ctx=gid-index-16; doc seeds-b4 n1 train-0 NCCL_IB_GID_INDEX=3
+expect 1 "  problem mlx5_0 port 1: NCCL_IB_GID_INDEX=3: GID 3 of mlx5_0 port 1 is zero" \
+	"likewise 15 more (each under Left out): mlx5_1 port 1, mlx5_10 port 1"
+[ "$(grep -c '^  problem ' "$W/out")" = 2 ] || { echo "FAIL: $ctx: not 2 problems"; cat "$W/out"; fail=1; }
+[ "$(grep -c 'NCCL WARN' "$W/err")" = 1 ] || { echo "FAIL: $ctx: not 1 WARN"; cat "$W/err"; fail=1; }
+grep -q "not used: NCCL_IB_GID_INDEX=3: .*; likewise 15 more: mlx5_1 port 1" "$W/err" ||
+	{ echo "FAIL: $ctx: the WARN does not name the others"; cat "$W/err"; fail=1; }
+[ "$(grep -c '\[bad-gid-index\]' "$W/out")" = 16 ] || { echo "FAIL: $ctx: Left out lacks ports"; fail=1; }
 ctx=hca-none; doc seeds-b4 n1 train-0 NCCL_IB_HCA=mlx5_99
 expect 1 "  problem NCCL_IB_HCA=mlx5_99 leaves out every port of this pod (16): NCCL would not use railnet"
 expect_not "problem no usable RDMA port"

@@ -393,13 +393,38 @@ static void rn_doc_verdict(struct rn_doc *doc)
 			       "(e.g. rdma/hca_shared_devices_a: 1) so that /dev/infiniband is "
 			       "populated, and check RAILNET_IBVERBS_LIB / libibverbs",
 			       "no RDMA device is visible to this process");
+	/* one problem per cause (kind and fix): the first port's reason, the others named */
 	for (int i = 0; i < d->ndrops; i++) {
 		const struct rn_drop *x = &d->drops[i];
+		char more[640] = "";
+		bool earlier = false;
+		int n = 0;
 
 		if (x->kind == RN_DROP_FILTERED)
 			continue; /* the user's choice, listed but not a problem */
-		rn_doc_problem(doc, x->fix, "%s%s%.0d: %s", x->name, x->port ? " port " : "",
-			       x->port, x->why);
+		for (int j = 0; j < i && !earlier; j++)
+			earlier = d->drops[j].kind == x->kind && !strcmp(d->drops[j].fix, x->fix);
+		if (earlier)
+			continue;
+		for (int j = i + 1; j < d->ndrops; j++) {
+			const struct rn_drop *o = &d->drops[j];
+			size_t len = strlen(more);
+
+			if (o->kind != x->kind || strcmp(o->fix, x->fix))
+				continue;
+			n++;
+			if (len + strlen(o->name) + 16 < sizeof(more))
+				snprintf(more + len, sizeof(more) - len, "%s%s%s%.0d",
+					 n > 1 ? ", " : "", o->name, o->port ? " port " : "",
+					 o->port);
+		}
+		if (n)
+			rn_doc_problem(doc, x->fix,
+				       "%s%s%.0d: %s; likewise %d more (each under Left out): %s",
+				       x->name, x->port ? " port " : "", x->port, x->why, n, more);
+		else
+			rn_doc_problem(doc, x->fix, "%s%s%.0d: %s", x->name,
+				       x->port ? " port " : "", x->port, x->why);
 	}
 	rn_doc_hca(doc);
 	if (d->nlisted && !d->nports && rn_doc_all_filtered(d))
