@@ -3,8 +3,10 @@
  * Force-included (-include) into every object of the plugin and its core archive. glibc 2.34
  * moved dlopen & co. from libdl into libc under new symbol versions; left alone, the linker
  * binds our references to those (GLIBC_2.34) and the plugin would refuse to load in older
- * training images. Pinning the references to the original x86-64 versions, together with a
- * NEEDED entry for libdl.so.2 (see CMakeLists.txt), keeps the plugin loadable with the glibc
+ * training images. The same for pthread_create and pthread_join (from libpthread; the
+ * RAILNET_STATS_INTERVAL thread). Pinning the references to the original x86-64 versions,
+ * together with NEEDED entries for libdl.so.2 and libpthread.so.0 (see CMakeLists.txt), keeps
+ * the plugin loadable with the glibc
  * of Debian 11 and Ubuntu 20.04 (2.31); newer glibc still provides these versions, from libc
  * as compatibility symbols and from a libdl.so.2 stub. docker/glibc-floor.sh checks the result.
  */
@@ -19,6 +21,8 @@ __asm__(".symver dlsym,dlsym@GLIBC_2.2.5");
 __asm__(".symver dlvsym,dlvsym@GLIBC_2.2.5");
 __asm__(".symver dlinfo,dlinfo@GLIBC_2.3.3");
 __asm__(".symver dladdr,dladdr@GLIBC_2.2.5");
+__asm__(".symver pthread_create,pthread_create@GLIBC_2.2.5");
+__asm__(".symver pthread_join,pthread_join@GLIBC_2.2.5");
 #endif
 
 #endif /* RAILNET_GLIBC_COMPAT_H */
