@@ -75,7 +75,7 @@ ver=$(sed -n 's/^project(railnet VERSION \([0-9.]*\).*/\1/p' "$S/CMakeLists.txt"
 ctx=seeds-b4/train-0; doc seeds-b4 n1 train-0
 [ "$(head -1 "$W/out")" = "railnet-doctor $ver" ] || { echo "FAIL: first line is not 'railnet-doctor $ver'"; fail=1; }
 expect 0 "Ports (16 usable of 16 device(s) listed)" \
-	"mlx5_0 port 1: Ethernet (RoCE), ACTIVE, 100000 Mbps, MTU 4096, pkey 0xffff, numa 0, root 0000:00:01.1" \
+	"mlx5_0 port 1 (rdma0): Ethernet (RoCE), ACTIVE, 100000 Mbps, MTU 4096, pkey 0xffff, numa 0, root 0000:00:01.1" \
 	"gid   5 0000:0000:0000:0000:0000:ffff:0ae0:ff01 RoCE v2 10.224.255.1 on net1" \
 	"gid   5 0000:0000:0000:0000:0000:ffff:0aef:ff01 RoCE v2 10.239.255.1 on net16" \
 	"why   lowest index with a RoCE v2 IPv4 GID of 10.224.255.1, configured on net1" \
@@ -92,9 +92,9 @@ ctx=seeds-b4/wrong-index; doc seeds-b4 n1 train-0 NCCL_IB_GID_INDEX=3
 expect 1 "[bad-gid-index]: NCCL_IB_GID_INDEX=3: GID 3 of mlx5_0 port 1 is zero" \
 	"fix   unset NCCL_IB_GID_INDEX" "Verdict: PROBLEMS"
 ctx=seeds-b4/hca; doc seeds-b4 n1 train-0 NCCL_IB_HCA==mlx5_0,mlx5_1
-expect 0 "Ports (2 usable of 16 device(s) listed)" "mlx5_2 port 1 [filtered]: NCCL_IB_HCA==mlx5_0,mlx5_1 leaves it out" "Verdict: FIT"
+expect 0 "Ports (2 usable of 16 device(s) listed)" "mlx5_2 port 1 (rdma2) [filtered]: NCCL_IB_HCA==mlx5_0,mlx5_1 leaves it out" "Verdict: FIT"
 ctx=linklocal-only/pod-ll; doc linklocal-only n1 pod-ll
-expect 1 "mlx5_0 port 1 [no-usable-gid]: no usable RoCE v2 IPv4 GID among 16 entries: 14 zero" \
+expect 1 "mlx5_0 port 1 (rdma0) [no-usable-gid]: no usable RoCE v2 IPv4 GID among 16 entries: 14 zero" \
 	"problem no usable RDMA port: NCCL would not use railnet" "Verdict: PROBLEMS"
 ctx="bad-env"; doc seeds-b4 n1 train-0 NCCL_IB_HCA=mlx5_0:0x
 expect 3
@@ -130,8 +130,8 @@ done
 # one cause, one line: a wrong NCCL_IB_GID_INDEX on 16 rails is one WARN from the plugin and
 # one problem from the doctor, each naming the other 15 ports (details per port: Left out)
 ctx=gid-index-16; doc seeds-b4 n1 train-0 NCCL_IB_GID_INDEX=3
-expect 1 "  problem mlx5_0 port 1: NCCL_IB_GID_INDEX=3: GID 3 of mlx5_0 port 1 is zero" \
-	"likewise 15 more (each under Left out): mlx5_1 port 1, mlx5_10 port 1"
+expect 1 "  problem mlx5_0 port 1 (rdma0): NCCL_IB_GID_INDEX=3: GID 3 of mlx5_0 port 1 is zero" \
+	"likewise 15 more (each under Left out): mlx5_1 port 1 (rdma1), mlx5_10 port 1 (rdma10)"
 [ "$(grep -c '^  problem ' "$W/out")" = 2 ] || { echo "FAIL: $ctx: not 2 problems"; cat "$W/out"; fail=1; }
 [ "$(grep -c 'NCCL WARN' "$W/err")" = 1 ] || { echo "FAIL: $ctx: not 1 WARN"; cat "$W/err"; fail=1; }
 grep -q "not used: NCCL_IB_GID_INDEX=3: .*; likewise 15 more: mlx5_1 port 1" "$W/err" ||
@@ -214,8 +214,8 @@ expect 1 "Ports (15 usable of 16 device(s) listed)" \
 	"  problem mlx5_0: query_device failed (Input/output error)"
 ctx=left-out/query-port; doc seeds-b4 n1 train-0 SOFTVERBS_FAIL=ibv_query_port:1:EIO
 expect 1 "Ports (15 usable of 16 device(s) listed)" \
-	"  mlx5_0 port 1 [query-failed]: query_port failed (Input/output error)" \
-	"  problem mlx5_0 port 1: query_port failed (Input/output error)"
+	"  mlx5_0 port 1 (rdma0) [query-failed]: query_port failed (Input/output error)" \
+	"  problem mlx5_0 port 1 (rdma0): query_port failed (Input/output error)"
 # a port whose link is down (the spec's state=down: the view's ports/1/state reads "1: DOWN")
 cat >"$W/down.spec" <<'SPEC'
 rail r0 subnet=10.224.0.0/16
@@ -233,10 +233,10 @@ node n1
 SPEC
 "$FAB" build "$W/down.spec" "$W/down" >/dev/null || { echo "FAIL: build down.spec"; exit 1; }
 ctx=left-out/port-down; doc down n1 pod-a
-expect 1 "Ports (1 usable of 2 device(s) listed)" "  mlx5_0 port 1: Ethernet (RoCE), ACTIVE" \
-	"  mlx5_1 port 1 [port-down]: port state 1 is not ACTIVE" \
+expect 1 "Ports (1 usable of 2 device(s) listed)" "  mlx5_0 port 1 (rdma0): Ethernet (RoCE), ACTIVE" \
+	"  mlx5_1 port 1 (rdma1) [port-down]: port state 1 is not ACTIVE" \
 	"    fix   check the link (cable, switch port, \`ibv_devinfo\`)" \
-	"  problem mlx5_1 port 1: port state 1 is not ACTIVE"
+	"  problem mlx5_1 port 1 (rdma1): port state 1 is not ACTIVE"
 # what softverbs cannot report (it skips such devices): the fake libibverbs of test/unit
 # (test/unit/fake_verbs_lib.c), whose one device fake0 has FAKE_VERBS_PORTS ports of
 # FAKE_VERBS_LINK_LAYER (0: IBV_LINK_LAYER_UNSPECIFIED)
@@ -284,7 +284,8 @@ done
 command -v python3 >/dev/null || { echo "FAIL: python3 not found (the --json checks need it)"; exit 1; }
 ctx=json/fit; doc seeds-b4 n1 train-0 -- --json
 expect_json 0 "
-assert d['verdict'] == 'fit' and len(d['ports']) == 16 and d['log'] == [] and d['log_dropped'] == 0"
+assert d['verdict'] == 'fit' and len(d['ports']) == 16 and d['log'] == [] and d['log_dropped'] == 0
+assert [p['netdev'] for p in d['ports']][:2] == ['rdma0', 'rdma1'], [p['netdev'] for p in d['ports']]"
 ctx=json/hca-note; doc seeds-b4 n1 train-0 NCCL_IB_HCA=mlx5_1 -- --json
 expect_json 0 "
 assert d['verdict'] == 'fit' and len(d['notes']) == 1 and 'name prefix' in d['notes'][0], d['notes']"

@@ -269,7 +269,7 @@ assert a['verdict'] == 'no-rail' and a['gpus_known'] and len(a['gpus']) == 4, a[
 assert d['ports'] == [] and a['rails'] == [] and len(d['dropped']) == 8 and not a['gdr']['available']
 # one problem per cause: the 8 ports' identical reason is one problem naming the other 7
 assert 'no usable RDMA port' in probs and len(d['problems']) == 2, probs
-assert 'likewise 7 more (each under Left out): mlx5_1 port 1, mlx5_2 port 1' in probs, probs
+assert 'likewise 7 more (each under Left out): mlx5_1 port 1 (rdma1), mlx5_2 port 1 (rdma2)' in probs, probs
 assert not any(w in probs for w in ('PCIe root', 'GPUDirect', 'busbw')), probs"
 	else
 		expect_text 1 "alignment          no-rail" \

@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -34,6 +35,7 @@
 #include "railnet/log.h"
 #include "railnet/oob.h"
 #include "railnet/pci.h"
+#include "railnet/sysfs.h"
 #include "railnet/topo.h"
 #include "railnet/vdev.h"
 #include "railnet/verbs.h"
@@ -256,6 +258,43 @@ static void rn_doc_align_problems(struct rn_doc *doc)
 
 /* ---- verdict ----------------------------------------------------------------------------- */
 
+/*
+ * The netdev of a port (RoCE: the one its link-local GID 0 belongs to, gid_attrs/ndevs/0), as
+ * NetworkAttachmentDefinitions and `ip` name it: "" when there is none (InfiniBand, a whole
+ * device, a fake one). Shown beside the RDMA device name everywhere.
+ */
+static const char *rn_doc_netdev(const struct rn_doc *doc, const char *dev, int port, char *buf,
+				 size_t len)
+{
+	char path[PATH_MAX];
+
+	buf[0] = '\0';
+	if (port <= 0)
+		return buf;
+	if (rn_sysfs_path(path, sizeof(path), doc->cfg->sysfs_root,
+			  "class/infiniband/%s/ports/%d/gid_attrs/ndevs/0", dev, port) ||
+	    rn_sysfs_read(path, buf, len))
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n ")] = '\0';
+	return buf;
+}
+
+/* "mlx5_0 port 1 (rdma0)", "mlx5_0 port 1", "mlx5_0" */
+static const char *rn_doc_port_name(const struct rn_doc *doc, const char *dev, int port, char *buf,
+				    size_t len)
+{
+	char nd[64];
+
+	rn_doc_netdev(doc, dev, port, nd, sizeof(nd));
+	if (!port)
+		snprintf(buf, len, "%s", dev);
+	else if (nd[0])
+		snprintf(buf, len, "%s port %d (%s)", dev, port, nd);
+	else
+		snprintf(buf, len, "%s port %d", dev, port);
+	return buf;
+}
+
 /* Every port listed was left out by NCCL_IB_HCA (and nothing else). */
 static bool rn_doc_all_filtered(const struct rn_discovery *d)
 {
@@ -406,6 +445,8 @@ static void rn_doc_verdict(struct rn_doc *doc)
 			earlier = d->drops[j].kind == x->kind && !strcmp(d->drops[j].fix, x->fix);
 		if (earlier)
 			continue;
+		char who[128], other[128];
+
 		for (int j = i + 1; j < d->ndrops; j++) {
 			const struct rn_drop *o = &d->drops[j];
 			size_t len = strlen(more);
@@ -413,18 +454,18 @@ static void rn_doc_verdict(struct rn_doc *doc)
 			if (o->kind != x->kind || strcmp(o->fix, x->fix))
 				continue;
 			n++;
-			if (len + strlen(o->name) + 16 < sizeof(more))
-				snprintf(more + len, sizeof(more) - len, "%s%s%s%.0d",
-					 n > 1 ? ", " : "", o->name, o->port ? " port " : "",
-					 o->port);
+			rn_doc_port_name(doc, o->name, o->port, other, sizeof(other));
+			if (len + strlen(other) + 3 < sizeof(more))
+				snprintf(more + len, sizeof(more) - len, "%s%s", n > 1 ? ", " : "",
+					 other);
 		}
+		rn_doc_port_name(doc, x->name, x->port, who, sizeof(who));
 		if (n)
 			rn_doc_problem(doc, x->fix,
-				       "%s%s%.0d: %s; likewise %d more (each under Left out): %s",
-				       x->name, x->port ? " port " : "", x->port, x->why, n, more);
+				       "%s: %s; likewise %d more (each under Left out): %s", who,
+				       x->why, n, more);
 		else
-			rn_doc_problem(doc, x->fix, "%s%s%.0d: %s", x->name,
-				       x->port ? " port " : "", x->port, x->why);
+			rn_doc_problem(doc, x->fix, "%s: %s", who, x->why);
 	}
 	rn_doc_hca(doc);
 	if (d->nlisted && !d->nports && rn_doc_all_filtered(d))
@@ -528,13 +569,14 @@ static void rn_doc_text(const struct rn_doc *doc, FILE *o)
 		const struct rn_port *p = &d->ports[i];
 		bool ib = p->link_layer == IBV_LINK_LAYER_INFINIBAND;
 
+		char who[128];
+
 		rn_gid_str(p->gid.raw, gid, sizeof(gid));
 		rn_gid_addr_str(p->gid.raw, addr, sizeof(addr));
-		fprintf(o,
-			"  %s port %d: %s, ACTIVE, %d Mbps, MTU %d, pkey 0x%04x, numa %d, root "
-			"%s\n",
-			p->name, p->port, ib ? "InfiniBand" : "Ethernet (RoCE)", p->speed, p->mtu,
-			p->pkey, p->numa_node, p->pci_root[0] ? p->pci_root : "?");
+		fprintf(o, "  %s: %s, ACTIVE, %d Mbps, MTU %d, pkey 0x%04x, numa %d, root %s\n",
+			rn_doc_port_name(doc, p->name, p->port, who, sizeof(who)),
+			ib ? "InfiniBand" : "Ethernet (RoCE)", p->speed, p->mtu, p->pkey,
+			p->numa_node, p->pci_root[0] ? p->pci_root : "?");
 		fprintf(o, "    pci   %s\n", p->pci_path ? p->pci_path : "(unknown)");
 		if (ib)
 			fprintf(o, "    gid   %d %s (lid 0x%x)\n", p->gid.index, gid, p->lid);
@@ -554,7 +596,10 @@ static void rn_doc_text(const struct rn_doc *doc, FILE *o)
 	for (int i = 0; i < d->ndrops; i++) {
 		const struct rn_drop *x = &d->drops[i];
 
-		fprintf(o, "  %s%s%.0d [%s]: %s\n", x->name, x->port ? " port " : "", x->port,
+		char who[128];
+
+		fprintf(o, "  %s [%s]: %s\n",
+			rn_doc_port_name(doc, x->name, x->port, who, sizeof(who)),
 			rn_drop_kind_str(x->kind), x->why);
 		if (x->fix[0])
 			fprintf(o, "    fix   %s\n", x->fix);
@@ -764,9 +809,13 @@ static void rn_doc_json(const struct rn_doc *doc, FILE *o)
 
 		rn_gid_str(p->gid.raw, gid, sizeof(gid));
 		rn_gid_addr_str(p->gid.raw, addr, sizeof(addr));
+		char nd[64];
+
 		fprintf(o, "%s{", i ? "," : "");
 		rn_json_kv(o, "device", p->name, true);
 		fprintf(o, "\"port\":%d,\"nccl_port\":%d,", p->port, p->nccl_port);
+		rn_doc_netdev(doc, p->name, p->port, nd, sizeof(nd));
+		rn_json_kv(o, "netdev", nd[0] ? nd : NULL, true);
 		rn_json_kv(o, "link_layer", ib ? "InfiniBand" : "Ethernet", true);
 		rn_json_kv(o, "state", "ACTIVE", true);
 		fprintf(o, "\"speed_mbps\":%d,\"mtu\":%d,\"pkey\":%u,\"lid\":%u,\"max_qp\":%d,",
@@ -792,9 +841,13 @@ static void rn_doc_json(const struct rn_doc *doc, FILE *o)
 	for (int i = 0; i < d->ndrops; i++) {
 		const struct rn_drop *x = &d->drops[i];
 
+		char nd[64];
+
 		fprintf(o, "%s{", i ? "," : "");
 		rn_json_kv(o, "device", x->name, true);
 		fprintf(o, "\"port\":%d,", x->port);
+		rn_doc_netdev(doc, x->name, x->port, nd, sizeof(nd));
+		rn_json_kv(o, "netdev", nd[0] ? nd : NULL, true);
 		rn_json_kv(o, "kind", rn_drop_kind_str(x->kind), true);
 		rn_json_kv(o, "why", x->why, true);
 		rn_json_kv(o, "fix", x->fix[0] ? x->fix : NULL, false);
