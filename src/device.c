@@ -100,6 +100,19 @@ static int rn_drop_add(struct rn_discovery *d, const char *name, int port, int k
 	return 0;
 }
 
+bool rn_drop_same_cause(const struct rn_drop *a, const struct rn_drop *b)
+{
+	return a->kind == b->kind && !strcmp(a->fix, b->fix);
+}
+
+bool rn_drop_first_of_cause(const struct rn_discovery *d, int i)
+{
+	for (int j = 0; j < i; j++)
+		if (rn_drop_same_cause(&d->drops[j], &d->drops[i]))
+			return false;
+	return true;
+}
+
 /*
  * The WARNs, after discovery: one per cause (kind and fix), the first port's reason in full
  * and the others named, so that a wrong NCCL_IB_GID_INDEX on 16 rails is one line, not 16.
@@ -110,19 +123,14 @@ static void rn_drops_warn(const struct rn_discovery *d)
 		const struct rn_drop *e = &d->drops[i];
 		char more[512] = "";
 		int n = 0;
-		bool earlier = false;
 
-		if (!rn_drop_warns(e->kind))
-			continue;
-		for (int j = 0; j < i && !earlier; j++)
-			earlier = d->drops[j].kind == e->kind && !strcmp(d->drops[j].fix, e->fix);
-		if (earlier)
+		if (!rn_drop_warns(e->kind) || !rn_drop_first_of_cause(d, i))
 			continue;
 		for (int j = i + 1; j < d->ndrops; j++) {
 			const struct rn_drop *o = &d->drops[j];
 			size_t len = strlen(more);
 
-			if (o->kind != e->kind || strcmp(o->fix, e->fix))
+			if (!rn_drop_same_cause(o, e))
 				continue;
 			n++;
 			if (len + strlen(o->name) + 16 < sizeof(more))

@@ -75,6 +75,15 @@ enum rn_drop_kind {
 
 const char *rn_drop_kind_str(int kind); /* "filtered", "port-down", ... */
 
+struct rn_drop;
+struct rn_discovery;
+/*
+ * One cause: the same kind and the same fix. The plugin's WARNs and the doctor's problems say
+ * each cause once, at its first drop, naming the others.
+ */
+bool rn_drop_same_cause(const struct rn_drop *a, const struct rn_drop *b);
+bool rn_drop_first_of_cause(const struct rn_discovery *d, int i);
+
 struct rn_drop {
 	char name[RN_DEV_NAME_MAX];
 	int port; /* 0: the whole device */

@@ -436,14 +436,10 @@ static void rn_doc_verdict(struct rn_doc *doc)
 	for (int i = 0; i < d->ndrops; i++) {
 		const struct rn_drop *x = &d->drops[i];
 		char more[640] = "";
-		bool earlier = false;
 		int n = 0;
 
-		if (x->kind == RN_DROP_FILTERED)
-			continue; /* the user's choice, listed but not a problem */
-		for (int j = 0; j < i && !earlier; j++)
-			earlier = d->drops[j].kind == x->kind && !strcmp(d->drops[j].fix, x->fix);
-		if (earlier)
+		/* filtered: the user's choice, listed but not a problem */
+		if (x->kind == RN_DROP_FILTERED || !rn_drop_first_of_cause(d, i))
 			continue;
 		char who[128], other[128];
 
@@ -451,7 +447,7 @@ static void rn_doc_verdict(struct rn_doc *doc)
 			const struct rn_drop *o = &d->drops[j];
 			size_t len = strlen(more);
 
-			if (o->kind != x->kind || strcmp(o->fix, x->fix))
+			if (!rn_drop_same_cause(o, x))
 				continue;
 			n++;
 			rn_doc_port_name(doc, o->name, o->port, other, sizeof(other));
