@@ -107,9 +107,14 @@ int rn_gdr_probe(const char *sysfs_root, struct ibv_context *ctx, struct rn_gdr 
  * is allowed when NCCL's path type between them, in the topology NCCL itself builds, is at
  * most t->gdr_level (NCCL_NET_GDR_LEVEL, default PXB), as NCCL decides it.
  */
+bool rn_gdr_level_allows(const struct rn_topo *t, int path)
+{
+	return t && t->gdr_level >= 0 && path >= 0 && path <= t->gdr_level;
+}
+
 static bool gdr_allowed(const struct rn_topo *t, int path)
 {
-	return t->gdr_level >= 0 && path <= t->gdr_level;
+	return rn_gdr_level_allows(t, path);
 }
 
 /* "PXB (NCCL's default)" -> what a sentence needs */

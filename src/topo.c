@@ -81,6 +81,7 @@ static void fill_dev(hwloc_topology_t hw, hwloc_obj_t o, struct rn_topo_dev *d, 
 	d->cuda_index = -1;
 	d->host_bridge = -1;
 	d->numa = -1;
+	d->pcie_gbs = pa->linkspeed > 0 ? pa->linkspeed : 0;
 	for (p = o->parent; p && p->type == HWLOC_OBJ_BRIDGE; p = p->parent) {
 		if (is_host_bridge(p)) {
 			d->host_bridge = host_bridge_index(hbs, nhbs, maxhbs, p->gp_index);

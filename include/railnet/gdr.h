@@ -37,6 +37,13 @@ struct rn_gdr {
 int rn_gdr_probe(const char *sysfs_root, struct ibv_context *ctx, struct rn_gdr *out);
 
 /*
+ * The rule alone (docs/topology.md, "The rule"): NCCL allows GPUDirect RDMA between a GPU and a
+ * NIC that are `path` (enum rn_path_type) apart in its topology, under t's NCCL_NET_GDR_LEVEL.
+ * RN_PATH_UNKNOWN never is.
+ */
+bool rn_gdr_level_allows(const struct rn_topo *t, int path);
+
+/*
  * RN_PTR_* a NIC offers. paths: the PCI paths (or bus ids) of its n member ports (one for a
  * physical device; a virtual device's members). RN_PTR_HOST always; RN_PTR_CUDA when
  * gdr->works and the visible GPU nearest to the first member is, from every member, within

@@ -53,6 +53,8 @@ struct rn_topo_dev {
 						* bridge itself */
 	int host_bridge;		       /* index of its host bridge (0..), -1 unknown */
 	int numa;			       /* NUMA node os index, -1 unknown */
+	float pcie_gbs;			       /* its PCIe link in GB/s as hwloc has it (lanes x
+						* GT/s x encoding / 8: 31.5 for Gen4 x16), 0 unknown */
 	bool gpu;			       /* NVIDIA 3D/VGA controller (class 0x0302/0x0300) */
 	bool visible;			       /* a GPU this process may use (rn_topo_set_*) */
 	int cuda_index;			       /* its CUDA ordinal among the visible GPUs, -1 */

@@ -72,6 +72,16 @@ struct sv_port {
 	int line;
 };
 
+/* A device's PCIe link: generation 1-6 and width in lanes (`pcie=gen4x16`, the default). */
+struct sv_pcie {
+	int gen, width;
+};
+
+/* "16.0 GT/s PCIe": the link speed sysfs shows for a generation */
+const char *sv_pcie_speed_str(int gen);
+/* GB/s as hwloc computes it (lanes x GT/s x encoding / 8): 31.507692 for gen4x16 */
+double sv_pcie_gbs(const struct sv_pcie *l);
+
 struct sv_nic {
 	char name[SV_NAME_MAX];
 	struct sv_pci pci;
@@ -82,6 +92,7 @@ struct sv_nic {
 	unsigned int vendor, device;
 	char fw_ver[32];
 	char board_id[32];
+	struct sv_pcie pcie; /* its PCIe link */
 	struct sv_port ports[SV_MAX_PORTS];
 	int nports;
 	int line;
@@ -94,6 +105,7 @@ struct sv_gpu {
 	int numa;
 	char model[SV_NAME_MAX];
 	unsigned int vendor, device;
+	struct sv_pcie pcie; /* its PCIe link */
 	int cuda; /* cuda=<n>: bound to this machine's CUDA device n at build; -1: not bound */
 	int line;
 };

@@ -519,6 +519,49 @@ static int str_opt(struct sv_parser *ps, const char *key, const char *def, char 
 	return 0;
 }
 
+/* pcie=gen<1-6>x<1|2|4|8|12|16|32>, default gen4x16 (an A100 or a ConnectX-6 in its slot) */
+static int pcie_opt(struct sv_parser *ps, struct sv_pcie *out)
+{
+	struct sv_tok *t = opt(ps, "pcie");
+	unsigned int gen, width;
+	char tail;
+
+	out->gen = 4;
+	out->width = 16;
+	if (!t)
+		return 0;
+	if (need_value(ps, t))
+		return -EINVAL;
+	if (sscanf(t->val, "gen%ux%u%c", &gen, &width, &tail) != 2 || gen < 1 || gen > 6 ||
+	    (width != 1 && width != 2 && width != 4 && width != 8 && width != 12 && width != 16 &&
+	     width != 32))
+		return perr(ps, t->vcol,
+			    "pcie=%s: expected gen<1-6>x<lanes>, lanes 1, 2, 4, 8, 12, 16 or 32 "
+			    "(gen4x16, gen5x16)",
+			    t->val);
+	out->gen = (int)gen;
+	out->width = (int)width;
+	return 0;
+}
+
+const char *sv_pcie_speed_str(int gen)
+{
+	static const char *const s[] = { "2.5 GT/s PCIe",  "5.0 GT/s PCIe",  "8.0 GT/s PCIe",
+					 "16.0 GT/s PCIe", "32.0 GT/s PCIe", "64.0 GT/s PCIe" };
+
+	return gen >= 1 && gen <= 6 ? s[gen - 1] : "Unknown";
+}
+
+double sv_pcie_gbs(const struct sv_pcie *l)
+{
+	static const double gts[] = { 2.5, 5.0, 8.0, 16.0, 32.0, 64.0 };
+	double enc = l->gen <= 2 ? 8.0 / 10.0 : 128.0 / 130.0; /* gen6 (FLIT) counted as gen5 */
+
+	if (l->gen < 1 || l->gen > 6)
+		return 0;
+	return l->width * gts[l->gen - 1] * enc / 8.0;
+}
+
 /* ---- lookups ---- */
 
 static struct sv_node *cur_node(struct sv_parser *ps)
@@ -1031,7 +1074,8 @@ static int do_nic(struct sv_parser *ps)
 	    hexid(ps, "device", c->vf_of >= 0 ? 0x101c : 0x101b, &c->device) ||
 	    str_opt(ps, "fw", "20.39.1002", c->fw_ver, sizeof(c->fw_ver)) ||
 	    str_opt(ps, "board", "MT_0000000223", c->board_id, sizeof(c->board_id)) ||
-	    check_tokens(ps, "pci root guid numa vf_of vendor device fw board"))
+	    pcie_opt(ps, &c->pcie) ||
+	    check_tokens(ps, "pci root guid numa vf_of vendor device fw board pcie"))
 		return -EINVAL;
 	ps->nic = n->nnics++;
 	ps->pod = -1;
@@ -1251,7 +1295,8 @@ static int do_gpu(struct sv_parser *ps)
 	if (below_root(ps, &n->roots[g->root], &g->pci) || root_numa(ps, g->root, &g->numa) ||
 	    str_opt(ps, "model", "NVIDIA A100-SXM4-40GB", g->model, sizeof(g->model)) ||
 	    hexid(ps, "vendor", 0x10de, &g->vendor) || hexid(ps, "device", 0x20b0, &g->device) ||
-	    check_tokens(ps, "pci root numa model vendor device cuda"))
+	    pcie_opt(ps, &g->pcie) ||
+	    check_tokens(ps, "pci root numa model vendor device cuda pcie"))
 		return -EINVAL;
 
 	n->ngpus++;

@@ -87,13 +87,13 @@ static int by_pci(const struct sv_pci *a, const struct sv_pci *b)
 }
 
 static void pcidev(struct sv_xml *x, const struct sv_pci *p, unsigned int cls, unsigned int vendor,
-		   unsigned int device)
+		   unsigned int device, const struct sv_pcie *link)
 {
 	fprintf(x->fp,
 		"          <object type=\"PCIDev\" gp_index=\"%u\" pci_busid=\"%04x:%02x:%02x.%x\""
-		" pci_type=\"%04x [%04x:%04x] [%04x:%04x] 00\" pci_link_speed=\"31.507692\">\n",
+		" pci_type=\"%04x [%04x:%04x] [%04x:%04x] 00\" pci_link_speed=\"%f\">\n",
 		x->gp++, p->domain, p->bus, p->dev, p->fn, cls, vendor, device, vendor,
-		cls == 0x0604 ? 0 : 0x0007);
+		cls == 0x0604 ? 0 : 0x0007, sv_pcie_gbs(link));
 }
 
 static void write_nic(struct sv_xml *x, const struct sv_node *n, int i)
@@ -102,7 +102,7 @@ static void write_nic(struct sv_xml *x, const struct sv_node *n, int i)
 	char g[32], buf[64];
 	int k;
 
-	pcidev(x, &c->pci, 0x0207, c->vendor, c->device);
+	pcidev(x, &c->pci, 0x0207, c->vendor, c->device, &c->pcie);
 	info(x, 12, "PCIVendor", "Mellanox Technologies");
 	info(x, 12, "PCIDevice",
 	     c->vf_of >= 0 ? "ConnectX Family mlx5Gen Virtual Function"
@@ -149,7 +149,7 @@ static void write_gpu(struct sv_xml *x, const struct sv_node *n, int i)
 	const struct sv_gpu *g = &n->gpus[i];
 	char name[32];
 
-	pcidev(x, &g->pci, 0x0302, g->vendor, g->device);
+	pcidev(x, &g->pci, 0x0302, g->vendor, g->device, &g->pcie);
 	info(x, 12, "PCIVendor", "NVIDIA Corporation");
 	info(x, 12, "PCIDevice", g->model);
 	snprintf(name, sizeof(name), "cuda%d", i);

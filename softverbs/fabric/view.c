@@ -268,10 +268,14 @@ static int write_pci_binary(const char *dir, unsigned int vendor, unsigned int d
 }
 
 static int write_pci_common(struct sv_view *v, const char *dir, unsigned int vendor,
-			    unsigned int device, unsigned int cls, int numa)
+			    unsigned int device, unsigned int cls, int numa,
+			    const struct sv_pcie *link)
 {
+	static const struct sv_pcie bridge = { 4, 16 };
 	const struct sv_numa *m = numa_of(v->n, numa);
 
+	if (!link)
+		link = &bridge;
 	return put(dir, "vendor", "0x%04x", vendor) ?:
 	       put(dir, "device", "0x%04x", device) ?:
 	       put(dir, "class", "0x%06x", cls) ?:
@@ -279,10 +283,10 @@ static int write_pci_common(struct sv_view *v, const char *dir, unsigned int ven
 	       put(dir, "subsystem_device", "0x%04x", cls == 0x060400 ? 0 : 0x0007) ?:
 	       put(dir, "numa_node", "%d", numa) ?:
 	       put(dir, "local_cpulist", "%s", m->cpus) ?:
-	       put(dir, "current_link_speed", "16.0 GT/s PCIe") ?:
-	       put(dir, "current_link_width", "16") ?:
-	       put(dir, "max_link_speed", "16.0 GT/s PCIe") ?:
-	       put(dir, "max_link_width", "16");
+	       put(dir, "current_link_speed", "%s", sv_pcie_speed_str(link->gen)) ?:
+	       put(dir, "current_link_width", "%d", link->width) ?:
+	       put(dir, "max_link_speed", "%s", sv_pcie_speed_str(link->gen)) ?:
+	       put(dir, "max_link_width", "%d", link->width);
 }
 
 static int write_netdev(struct sv_view *v, const char *ifname, const uint8_t mac[6], int mtu,
@@ -415,7 +419,7 @@ static int write_devices(struct sv_view *v)
 		lo = lo == 0xff ? r->port.bus + 1 : lo;
 		root_path(r, rp, sizeof(rp));
 		sv_pathf(dir, sizeof(dir), "%s/%s", v->dir, rp);
-		ret = write_pci_common(v, dir, r->vendor, r->device, 0x060400, r->numa)
+		ret = write_pci_common(v, dir, r->vendor, r->device, 0x060400, r->numa, NULL)
 			      ?: write_pci_binary(dir, r->vendor, r->device, 0x060400, r->port.bus,
 						  r->has_switch ? r->up.bus : lo, hi);
 		if (ret || !r->has_switch)
@@ -423,19 +427,19 @@ static int write_devices(struct sv_view *v)
 		/* a PCIe switch (Broadcom PEX, 10b5:c040): upstream port, downstream port */
 		sv_pci_str(&r->up, bdf, sizeof(bdf));
 		sv_pathf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/%s", bdf);
-		ret = write_pci_common(v, dir, 0x10b5, 0xc040, 0x060400, r->numa)
+		ret = write_pci_common(v, dir, 0x10b5, 0xc040, 0x060400, r->numa, NULL)
 			      ?: write_pci_binary(dir, 0x10b5, 0xc040, 0x060400, r->up.bus,
 						  r->down.bus, hi);
 		sv_pci_str(&r->down, bdf, sizeof(bdf));
 		sv_pathf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/%s", bdf);
-		ret = ret ?: write_pci_common(v, dir, 0x10b5, 0xc040, 0x060400, r->numa) ?:
+		ret = ret ?: write_pci_common(v, dir, 0x10b5, 0xc040, 0x060400, r->numa, NULL) ?:
 		      write_pci_binary(dir, 0x10b5, 0xc040, 0x060400, r->down.bus, lo, hi);
 	}
 	for (i = 0; i < n->ngpus && !ret; i++) {
 		dev_path(n, n->gpus[i].root, &n->gpus[i].pci, pcipath, sizeof(pcipath));
 		sv_pathf(dir, sizeof(dir), "%s/%s", v->dir, pcipath);
 		ret = write_pci_common(v, dir, n->gpus[i].vendor, n->gpus[i].device, 0x030200,
-				       n->gpus[i].numa) ?:
+				       n->gpus[i].numa, &n->gpus[i].pcie) ?:
 		      write_pci_binary(dir, n->gpus[i].vendor, n->gpus[i].device, 0x030200, 0, 0, 0)
 			      ?: put(dir, "label", "%s", n->gpus[i].model);
 	}
@@ -444,7 +448,7 @@ static int write_devices(struct sv_view *v)
 
 		dev_path(n, c->root, &c->pci, pcipath, sizeof(pcipath));
 		sv_pathf(dir, sizeof(dir), "%s/%s", v->dir, pcipath);
-		ret = write_pci_common(v, dir, c->vendor, c->device, 0x020700, c->numa)
+		ret = write_pci_common(v, dir, c->vendor, c->device, 0x020700, c->numa, &c->pcie)
 			      ?: write_pci_binary(dir, c->vendor, c->device, 0x020700, 0, 0, 0);
 		if (ret || c->vf_of < 0)
 			continue;
@@ -733,7 +737,8 @@ int sv_write_netns_files(const struct sv_fabric *f, const char *outdir, const st
 	fprintf(fp, "export SOFTVERBS_POD='%s'\n", pod < 0 ? "host" : n->pods[pod].name);
 	fprintf(fp, "export SOFTVERBS_GPUS='");
 	for (i = 0; i < n->ngpus; i++) {
-		int mine = pod < 0 || n->pods[pod].hostnet;
+		/* a hostNetwork pod without gpus= stands for a host process: every GPU */
+		int mine = pod < 0 || (n->pods[pod].hostnet && !n->pods[pod].ngpus);
 
 		for (k = 0; !mine && k < n->pods[pod].ngpus; k++)
 			mine = n->pods[pod].gpus[k] == i;

@@ -43,7 +43,7 @@ expect_err() { # text that must appear on stderr
 	done
 }
 # expect_json EXIT PY: stdout is exactly one JSON document (json.load reads all of it), with
-# "schema" 1 and the version; PY asserts on it (d); railnet's and the doctor's own lines are not
+# "schema" 2 and the version; PY asserts on it (d); railnet's and the doctor's own lines are not
 # on stderr (what softverbs itself prints there may be)
 expect_json() {
 	local want=$1 py=$2
@@ -51,7 +51,7 @@ expect_json() {
 	if ! python3 - "$W/out" <<PY
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert isinstance(d, dict) and d["schema"] == 1 and d["version"] == "$ver", d
+assert isinstance(d, dict) and d["schema"] == 2 and d["version"] == "$ver", d
 assert d["fit"] == (d["verdict"] == "fit"), d["verdict"]
 assert isinstance(d["log"], list) and isinstance(d["problems"], list), d
 if d["verdict"] in ("cannot-run", "usage-error"):

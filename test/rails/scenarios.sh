@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Rail and GID scenarios over the softverbs fixtures, in real network namespaces: each pod's
 # railnet-doctor --json (the plugin's discovery code) is checked field by field with python3
-# (every document: "schema": 1 and this build's version; the rail fields; the environment
+# (every document: "schema": 2 and this build's version; the rail fields; the environment
 # against a sibling process's credentials, limits and variables), and test_plugin's
 # discovered-devices case runs inside a pod. Needs root for `softverbs-fabric up` (and
 # setpriv, util-linux, to drop CAP_IPC_LOCK); exits 77 with the reason where that is impossible.
@@ -47,7 +47,7 @@ gid = {k: v["gid"]["index"] for k, v in ports.items()}
 probs = " | ".join(p["what"] + " FIX " + (p["fix"] or "") for p in d["problems"])
 drops = {x["device"]: x for x in d["dropped"]}
 assert d["fit"] == (d["verdict"] == "fit") == (not d["problems"]), d["verdict"]
-assert d["schema"] == 1 and d["version"] == "$ver", (d["schema"], d["version"])
+assert d["schema"] == 2 and d["version"] == "$ver", (d["schema"], d["version"])
 $py
 PY
 	then echo "FAIL: $fx/$pod $*"; fail=1; else echo "ok: $fx/$pod $*"; fi
@@ -116,7 +116,7 @@ lim, lib, rc, ver = sys.argv[3], sys.argv[5], int(sys.argv[6]), sys.argv[7]
 e = d["environment"]
 cap = int(sib[0].split()[1], 16)
 envs = dict(l.split("=", 1) for l in sib[1:] if "=" in l)
-assert d["schema"] == 1 and d["version"] == ver
+assert d["schema"] == 2 and d["version"] == ver
 assert e["verbs_library"] == lib, e["verbs_library"]
 # softverbs-fabric exec shows the pod its view as /sys: railnet reads /sys, as on a real node
 assert "RAILNET_SYSFS_ROOT" not in envs and e["sysfs_root"] == "/sys", e["sysfs_root"]

@@ -63,6 +63,9 @@ endif()
 if(RN_TOPO_BASH)
 	add_test(NAME topo_doctor_align COMMAND ${RN_TOPO_BASH} ${RN_TOPO_DIR}/doctor_align.sh
 		${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
-	set_tests_properties(topo_doctor_align PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
-		LABELS "integration;topo")
+	# the busbw prediction against the field's measurements (docs/doctor.md)
+	add_test(NAME topo_doctor_calibration COMMAND ${RN_TOPO_BASH}
+		${RN_TOPO_DIR}/doctor_calibration.sh ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
+	set_tests_properties(topo_doctor_align topo_doctor_calibration PROPERTIES
+		SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "integration;topo")
 endif()

@@ -196,6 +196,7 @@ static void rn_doc_gdr(const struct rn_doc *doc, struct rn_gdr *gdr)
 
 static int rn_doc_align(struct rn_doc *doc, const struct rn_doc_opts *opts)
 {
+	struct rn_align_env env;
 	struct rn_gdr gdr;
 
 	if (rn_topo_load(doc->cfg->topo_xml, &doc->topo))
@@ -206,14 +207,17 @@ static int rn_doc_align(struct rn_doc *doc, const struct rn_doc_opts *opts)
 	rn_doc_gpus(doc, opts);
 	rn_topo_apply_nccl_env(doc->topo); /* GPUDirect as NCCL decides it */
 	rn_doc_gdr(doc, &gdr);
-	rn_align_build(doc->align, doc->d, doc->topo, &gdr);
+	env.sysfs_root = doc->cfg->sysfs_root;
+	env.bootstrap_if = doc->boot_checked && doc->boot_ok ? doc->boot.name : NULL;
+	env.kubernetes = getenv("KUBERNETES_SERVICE_HOST") && *getenv("KUBERNETES_SERVICE_HOST");
+	rn_align_build(doc->align, doc->d, doc->topo, &gdr, &env);
 	return 0;
 }
 
 static void rn_doc_align_problems(struct rn_doc *doc)
 {
 	const struct rn_align *a = doc->align;
-	char list[512] = "";
+	char list[1024] = "", g[128];
 
 	if (!a || a->verdict == RN_ALIGN_UNKNOWN || a->verdict == RN_ALIGN_NO_GPU ||
 	    a->verdict == RN_ALIGN_NO_RAIL)
@@ -224,36 +228,32 @@ static void rn_doc_align_problems(struct rn_doc *doc)
 			"load nvidia-peermem on the node (modprobe nvidia-peermem; GPU "
 			"Operator: driver.rdma.enabled=true), or use dma-buf (Linux >= 5.12, "
 			"rdma-core >= 34, CUDA >= 11.7)",
-			"%s: every rail moves GPU data through host memory", a->gdr.why);
-	for (int g = 0; g < a->ngpus; g++)
-		if (!a->gpus[g].non_root)
-			snprintf(list + strlen(list), sizeof(list) - strlen(list),
-				 "%sGPU %d %s (root %s)", list[0] ? ", " : "",
-				 a->gpus[g].dev->cuda_index, a->gpus[g].dev->busid,
-				 a->gpus[g].dev->root[0] ? a->gpus[g].dev->root : "?");
-	if (list[0])
-		rn_doc_problem(doc, a->fix,
-			       "no NIC of this pod on the PCIe root of %s: their traffic crosses "
-			       "the CPU without GPUDirect RDMA",
-			       list);
-	list[0] = '\0';
+			"%s: every rail moves GPU data through host memory; predicted busbw "
+			"%.1f-%.1f GB/s instead of %.1f",
+			a->gdr.why, a->low_gbs, a->high_gbs, a->aligned_gbs);
+	/* misalignment is one cause: one problem, its fix once */
+	if (a->what[0])
+		rn_doc_problem(doc, a->fix, "%s", a->what);
+	/* hostNetwork: the node's other rails are no problem, but NCCL may still use them */
 	for (int r = 0; r < a->nrails; r++)
-		if (!a->rails[r].gpudirect)
+		if (a->rails[r].other)
 			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
-				 list[0] ? ", " : "", a->rails[r].name);
-	if (list[0] && a->verdict == RN_ALIGN_UNALIGNABLE)
-		rn_doc_problem(doc, a->fix,
-			       "%d of %d rails (%s) sit on PCIe roots without a GPU of this pod: "
-			       "they move GPU data through host memory or stay idle, and each "
-			       "takes an address from its rail's pool",
-			       a->nrails - a->ngdr, a->nrails, list);
-	else if (list[0])
-		rn_doc_problem(doc, a->fix,
-			       "%d of %d rails (%s) share no PCIe root with a GPU of this pod: "
-			       "they move GPU data through host memory or stay idle; predicted "
-			       "busbw %.1f-%.1f GB/s instead of %.1f",
-			       a->nrails - a->ngdr, a->nrails, list, a->low_gbs, a->high_gbs,
-			       a->aligned_gbs);
+				 list[0] ? "," : "", a->rails[r].device);
+	if (list[0])
+		rn_doc_note(doc,
+			    "hostNetwork: the pod sees %d rails within %s only of GPUs it was not "
+			    "given; NCCL_IB_HCA=^=%s keeps this job off them",
+			    a->nother, rn_path_type_str(a->topo->gdr_level), list);
+	for (int r = 0; r < a->nrails; r++)
+		if (a->rails[r].frontend)
+			rn_doc_note(
+				doc,
+				"%s port %d (%s) is the bootstrap interface and within %s of no "
+				"GPU: a front-end NIC, not a rail (NCCL_IB_HCA=^=%s keeps data off "
+				"it)",
+				a->rails[r].device, a->rails[r].port, a->rails[r].ifname,
+				rn_path_type_str(a->topo->gdr_level), a->rails[r].device);
+	(void)g;
 }
 
 /* ---- verdict ----------------------------------------------------------------------------- */
@@ -763,7 +763,7 @@ static void rn_doc_json(const struct rn_doc *doc, FILE *o)
 	char gid[RN_GID_STR_MAX], addr[64], buf[64];
 	bool first = true;
 
-	fprintf(o, "{\"schema\":1,");
+	fprintf(o, "{\"schema\":2,");
 	rn_json_kv(o, "version", RN_VERSION_STRING, true);
 	fprintf(o, "\"fit\":%s,", doc->nproblems ? "false" : "true");
 	fprintf(o, "\"environment\":{");
@@ -898,7 +898,7 @@ static void rn_doc_json(const struct rn_doc *doc, FILE *o)
 static void rn_doc_json_fail(FILE *o, const char *verdict, const char *stage, const char *reason,
 			     const char *fix)
 {
-	fprintf(o, "{\"schema\":1,");
+	fprintf(o, "{\"schema\":2,");
 	rn_json_kv(o, "version", RN_VERSION_STRING, true);
 	fprintf(o, "\"fit\":false,");
 	rn_json_kv(o, "verdict", verdict, true);
