@@ -230,9 +230,15 @@ static int rn_nic_ptr_support(int nic)
 	}
 	n = rn_nic_paths(&rn_dt.num.nics[nic], paths);
 	pc->ptr = rn_gdr_ptr_support(rn_dt.topo, &rn_dt.gdr, paths, n, pc->why, sizeof(pc->why));
-	RN_INFO(RN_SUB_INIT | RN_SUB_NET, "%s: %s%s%s: %s", rn_dt.num.nics[nic].name, "host",
-		pc->ptr & RN_PTR_CUDA ? " + CUDA" : "", pc->ptr & RN_PTR_DMABUF ? " + DMA-BUF" : "",
-		pc->why);
+	/* a node-wide reason was logged once by the probe: name it, do not repeat it per NIC */
+	if (!rn_dt.gdr.works)
+		RN_INFO(RN_SUB_INIT | RN_SUB_NET,
+			"%s: host (GPUDirect RDMA unavailable on this node, as logged above)",
+			rn_dt.num.nics[nic].name);
+	else
+		RN_INFO(RN_SUB_INIT | RN_SUB_NET, "%s: %s%s%s: %s", rn_dt.num.nics[nic].name,
+			"host", pc->ptr & RN_PTR_CUDA ? " + CUDA" : "",
+			pc->ptr & RN_PTR_DMABUF ? " + DMA-BUF" : "", pc->why);
 	return pc->ptr;
 }
 

@@ -96,7 +96,8 @@ int rn_gdr_probe(const char *sysfs_root, struct ibv_context *ctx, struct rn_gdr 
 			 g->dmabuf == 0	   ? "no dma-buf registration in libibverbs or the kernel"
 			 : g->dmabuf == -1 ? "dma-buf not probed"
 					   : "");
-	RN_INFO(RN_SUB_INIT | RN_SUB_NET, "%s", g->why);
+	/* not logged here: the plugin's topology line carries g->why (devtab.c), the doctor
+	 * prints it */
 	return 0;
 }
 

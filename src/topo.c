@@ -783,8 +783,8 @@ void rn_topo_log(const struct rn_topo *t, const char *also)
 		usable += t->devs[i].gpu && t->devs[i].visible;
 	if (!t->ngpus)
 		RN_INFO(RN_SUB_INIT | RN_SUB_NET,
-			"topology %s: %d PCI devices, no NVIDIA GPU: host memory only", t->source,
-			t->ndevs);
+			"topology %s: %d PCI devices, no NVIDIA GPU: host memory only%s%s",
+			t->source, t->ndevs, also ? "; " : "", also ? also : "");
 	else
 		RN_INFO(RN_SUB_INIT | RN_SUB_NET,
 			"topology %s: %d PCI devices, %d GPUs, %d usable (%s)%s%s", t->source,

@@ -32,7 +32,8 @@ struct rn_gdr {
  * module/nvidia_peermem/version — then, when ctx is non-NULL and rn_verbs() is loaded, a
  * dma-buf registration probe (ibv_reg_dmabuf_mr(pd, 0, 0, 0, -1, 0): EOPNOTSUPP or
  * EPROTONOSUPPORT means unsupported, any other answer means the kernel and provider know
- * dma-buf) and mlx5dv data-direct. Always returns 0 and fills *out; logs one INFO line.
+ * dma-buf) and mlx5dv data-direct. Always returns 0 and fills *out; logs nothing (the
+ * plugin's topology INFO line and the doctor carry out->why).
  */
 int rn_gdr_probe(const char *sysfs_root, struct ibv_context *ctx, struct rn_gdr *out);
 

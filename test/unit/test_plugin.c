@@ -564,6 +564,18 @@ static void test_discovered_devices(void **state)
 		for (int d = 0; d < n && v >= 9; d++)
 			check_props(&p, d);
 		check_props_refused(&p, n);
+		/* GPUDirect RDMA off on the node (small.spec has no gdr=): the reason once, each
+		 * NIC's line pointing at it (it was repeated per NIC) */
+		if (v >= 9 && rn_test_log_contains("GPUDirect RDMA unavailable")) {
+			const char *q = rn_test_log.all;
+			int reasons = 0;
+
+			while ((q = strstr(q, "GPUDirect RDMA unavailable:")))
+				reasons++, q++;
+			assert_int_equal(reasons, 1);
+			assert_true(rn_test_log_contains(
+				": host (GPUDirect RDMA unavailable on this node, as logged above)"));
+		}
 		/* RN_TEST_EXPECT_RAILS: the railId of each device, comma separated (v12) */
 		for (int d = 0; v == 12 && rails && d < n; d++) {
 			ncclNetProperties_v12_t r;
