@@ -573,8 +573,8 @@ static void test_discovered_devices(void **state)
 			while ((q = strstr(q, "GPUDirect RDMA unavailable:")))
 				reasons++, q++;
 			assert_int_equal(reasons, 1);
-			assert_true(rn_test_log_contains(
-				": host (GPUDirect RDMA unavailable on this node, as logged above)"));
+			assert_true(rn_test_log_contains(": host (GPUDirect RDMA unavailable on "
+							 "this node, as logged above)"));
 		}
 		/* RN_TEST_EXPECT_RAILS: the railId of each device, comma separated (v12) */
 		for (int d = 0; v == 12 && rails && d < n; d++) {
