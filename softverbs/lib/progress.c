@@ -12,6 +12,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -1303,6 +1305,8 @@ static void sv_accept(struct sv_ctx *ctx, int lfd)
 
 		if (fd < 0)
 			return;
+		/* as the connecting side (rdv.c): a link has no Nagle; on a UNIX socket it fails */
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
 		c = sv_conn_new(ctx, fd, false, false, 0);
 		if (!c) {
 			close(fd);
