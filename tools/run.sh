@@ -7,16 +7,30 @@
 #      railnet on the GPUs (or, without GPUs or NCCL, railnet-bench --net on the NICs);
 #   3. without an RDMA NIC: a softverbs fabric of two pods, each given two dual-port NICs at a
 #      modeled 10 Gb/s per port (test/fixtures/run-2pod.spec), brought up as network
-#      namespaces (root); railnet-doctor in each pod; then mpirun of 4 ranks (2 per pod) of
-#      railnet-bench --net: a ring all-reduce through railnet from 8 B to 256 MiB, the table.
-# Knobs: BUILD (build dir), RUN_MINBYTES/RUN_MAXBYTES (8 / 256M), RUN_ITERS (5), RUN_NP (GPU
-# ranks for --nccl, default: every GPU), RUN_JSON (also write the results there).
+#      namespaces (root); railnet-doctor in each pod; then mpirun of railnet-bench --net: a
+#      ring all-reduce through railnet from 8 B to 256 MiB, the table, and a footer that says
+#      what bounds the figures (the modeled line rate, or the CPU).
+#      Sized to the machine: with 8 CPUs or more, 4 ranks (2 per pod) at the spec's rate;
+#      with fewer, 2 ranks (1 per pod) with the ports modeled at 4 Gb/s (SOFTVERBS_RATE), so
+#      that a repeat of the job gives the same table: on 2 cores 4 ranks and their softverbs
+#      NIC threads time-share the CPUs and rows jumped 10x between runs (docs/bench.md).
+# Knobs: BUILD (build dir), RUN_MINBYTES/RUN_MAXBYTES (8 / 256M), RUN_ITERS (5), RUN_NP (ranks:
+# GPU ranks for --nccl, default every GPU; softverbs ranks, 2 or 4, default by CPUs),
+# RUN_RATE (softverbs Gb/s per port, default by CPUs; "spec" for the spec's),
+# RUN_MIN_TIME_MS (softverbs: each size timed at least this long, default 200),
+# RUN_JSON (also write the results there).
 set -euo pipefail
 BUILD=${BUILD:-build}
 cd "$(dirname "$0")/.."
 minb=${RUN_MINBYTES:-8}
 maxb=${RUN_MAXBYTES:-256M}
 iters=${RUN_ITERS:-5}
+case "${RUN_NP:-1}" in *[!0-9]* | "" | 0) echo "run: RUN_NP=$RUN_NP: a positive number of ranks" >&2; exit 2 ;; esac
+case "${RUN_RATE:-spec}" in
+spec) ;;
+*[!0-9]* | "" | 0) echo "run: RUN_RATE=$RUN_RATE: Gb/s per port (a positive integer) or spec" >&2; exit 2 ;;
+esac
+case "${RUN_MIN_TIME_MS:-0}" in *[!0-9]* | "") echo "run: RUN_MIN_TIME_MS=$RUN_MIN_TIME_MS: milliseconds, 0-600000" >&2; exit 2 ;; esac
 [ -d "$BUILD" ] || { echo "run: no build directory $BUILD (make)" >&2; exit 1; }
 BUILD=$(cd "$BUILD" && pwd)
 
@@ -109,11 +123,43 @@ done
 [ $rc = 0 ] || echo "run: a pod is not fit to run (doctor above); measuring anyway"
 
 podlist=$(IFS=,; echo "${pods[*]}")
+# sized to the machine (the header above): ranks, modeled rate, at least RUN_MIN_TIME_MS a row
+ncpu=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
+if [ "$ncpu" -ge 8 ]; then np=4 rate=spec; else np=2 rate=4; fi
+np=${RUN_NP:-$np}
+rate=${RUN_RATE:-$rate}
+case "$np" in 2 | 4) ;; *) echo "run: RUN_NP=$np: the softverbs job runs 2 or 4 ranks" >&2; exit 2 ;; esac
+if [ "$rate" = spec ]; then
+	spec_rate=$(sed -n 's/.*port 1 .*rate=\([0-9]*\).*/\1/p' "$spec" | head -1)
+else
+	spec_rate=$rate
+	export SOFTVERBS_RATE=$rate
+fi
+per=$((np / 2))
+line_gbs=$(awk -v r="$spec_rate" 'BEGIN { printf "%.2f", 2 * r / 8 }') # 2 fused ports per rank
 echo
-echo "== mpirun -np 4 (2 ranks per pod: $podlist) railnet-bench --net all-reduce through railnet =="
+echo "== mpirun -np $np ($per rank(s) per pod: $podlist) railnet-bench --net all-reduce through railnet =="
+echo "   $ncpu CPUs: $np ranks, ports modeled at $spec_rate Gb/s${SOFTVERBS_RATE:+ (SOFTVERBS_RATE; the spec says 10)}, each row timed >= ${RUN_MIN_TIME_MS:-200} ms"
 # Open MPI stays in the launcher's namespace (shared memory between ranks); each rank joins its
-# pod's namespace before loading the plugin (bench/railnet-bench/in-pod.sh, --netns).
+# pod's namespace before loading the plugin (bench/railnet-bench/in-pod.sh, --netns). No CPU
+# binding: a rank and its softverbs NIC threads then share whichever CPU is free.
+table=$(mktemp)
+trap '"$fabric" down "$out" >/dev/null 2>&1 || true; rm -f "$table"' EXIT
+set +e
 OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none \
 	RAILNET_IBVERBS_LIB=$sv \
-	mpirun -np 4 "${mpirun_args[@]}" bench/railnet-bench/in-pod.sh "$out" 2 "$podlist" -- \
-	"$bench" --net --plugin "$plugin" -b "$minb" -e "$maxb" -f 2 -n "$iters" -w 1 "${json[@]}"
+	mpirun -np "$np" --bind-to none "${mpirun_args[@]}" bench/railnet-bench/in-pod.sh "$out" "$per" \
+	"$podlist" -- "$bench" --net --plugin "$plugin" -b "$minb" -e "$maxb" -f 2 -n "$iters" -w 1 \
+	--min-time "${RUN_MIN_TIME_MS:-200}" "${json[@]}" | tee "$table"
+rc=${PIPESTATUS[0]}
+set -e
+[ "$rc" = 0 ] || exit "$rc"
+# what bounds the figures: the largest busbw against the modeled line rate of a rank's device
+peak=$(awk '/^ +[0-9]/ && NF >= 13 { if ($8 > p) p = $8 } END { printf "%.2f", p + 0 }' "$table")
+awk -v p="$peak" -v l="$line_gbs" -v n="$ncpu" -v np="$np" 'BEGIN {
+	printf "# Bound  : peak busbw %.2f GB/s = %.0f%% of the modeled line rate %.2f GB/s per rank (2 fused ports)\n", p, 100 * p / l, l
+	if (p >= 0.85 * l)
+		printf "#          the modeled line rate bounds the large sizes; below ~1 MiB the CPU (%d CPUs, %d ranks and their softverbs NIC threads) bounds the latency\n", n, np
+	else
+		printf "#          the CPU bounds these figures (%d CPUs, %d ranks and their softverbs NIC threads), not the modeled line rate\n", n, np
+}'

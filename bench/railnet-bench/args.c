@@ -103,6 +103,7 @@ enum {
 	RB_OPT_CHUNK,
 	RB_OPT_P2P,
 	RB_OPT_NETNS,
+	RB_OPT_MIN_TIME,
 };
 
 const char *const rb_p2p_names[RB_P2P_NR] = {
@@ -126,6 +127,7 @@ static const struct option rb_long_opts[] = {
 	{ "chunk", required_argument, NULL, RB_OPT_CHUNK },
 	{ "p2p", required_argument, NULL, RB_OPT_P2P },
 	{ "netns", required_argument, NULL, RB_OPT_NETNS },
+	{ "min-time", required_argument, NULL, RB_OPT_MIN_TIME },
 	{ "nthreads", required_argument, NULL, 't' },
 	{ "ngpus", required_argument, NULL, 'g' },
 	{ "minbytes", required_argument, NULL, 'b' },
@@ -184,6 +186,10 @@ void rb_usage(FILE *f, const char *prog)
 		"  -i,--stepbytes SIZE   additive step when -f is 1 (default 1M)\n"
 		"  -f,--stepfactor N     multiplicative step (default 1: use -i)\n"
 		"  -n,--iters N          timed iterations per size (default 20)\n"
+		"  --min-time MS         time each size at least MS ms, with more iterations than "
+		"-n\n"
+		"                        where needed (0-600000; default 0: -n only; not in "
+		"nccl-tests)\n"
 		"  -m,--agg_iters N      operations grouped per iteration (default 1)\n"
 		"  -w,--warmup_iters N   warm-up operations per warm-up size (default 1)\n"
 		"  -N,--run_cycles N     repeat the sweep N times, 0 = forever (default 1)\n"
@@ -570,6 +576,9 @@ int rb_args_parse(int argc, char **argv, struct rb_args *a, char *err, size_t er
 		}
 		case RB_OPT_P2P:
 			rc = rb_parse_p2p(v, &a->p2p, err, errlen);
+			break;
+		case RB_OPT_MIN_TIME:
+			rc = rb_parse_int("--min-time", v, 0, 600000, &a->min_time_ms, err, errlen);
 			break;
 		case RB_OPT_NETNS:
 			if (!*v)

@@ -309,24 +309,19 @@ static double rb_combine_time(const struct rb_bench *b, double t)
 	return out;
 }
 
-/* Time one placement at one size, then check it; fills h. */
-static void rb_bench_time(struct rb_bench *b, const struct rb_layout *l, enum rb_type t,
-			  enum rb_op op, int in_place, struct rb_half *h)
+/* Run `iters` timed iterations of one placement; returns the seconds they took (launch time
+ * only with -C 1) and sets *wall to the wall time including the wait. */
+static double rb_time_iters(struct rb_bench *b, const struct rb_layout *l, enum rb_type t,
+			    enum rb_op op, int in_place, int iters, double *wall)
 {
 	const struct rb_args *a = b->a;
 	int m = a->agg_iters;
-	double t0, tl, t1, sec;
+	double t0, tl, t1, start;
 
-	if (a->check) {
-		rb_init_data(b, l, t, op, in_place, RB_SEED_TIMING);
-		rb_launch_group(b, l, t, op, in_place, 0, 1);
-		rb_wait(b);
-	}
 	rb_quiesce(b);
 	MPI_Barrier(MPI_COMM_WORLD);
-
-	t0 = rb_now();
-	for (int it = 0; it < a->iters; it++) {
+	t0 = start = rb_now();
+	for (int it = 0; it < iters; it++) {
 		size_t iter0 = (size_t)it * (size_t)m;
 
 		if (a->blocking == 1 || a->blocking == 2) {
@@ -355,10 +350,45 @@ static void rb_bench_time(struct rb_bench *b, const struct rb_layout *l, enum rb
 	rb_wait(b);
 	t1 = rb_now();
 	rb_quiesce(b);
-	sec = ((a->cputime ? tl : t1) - t0) / ((double)a->iters * m);
+	*wall = t1 - start;
+	return (a->cputime ? tl : t1) - t0;
+}
+
+/* Time one placement at one size, then check it; fills h. */
+static void rb_bench_time(struct rb_bench *b, const struct rb_layout *l, enum rb_type t,
+			  enum rb_op op, int in_place, struct rb_half *h)
+{
+	const struct rb_args *a = b->a;
+	int m = a->agg_iters, iters = a->iters;
+	double wall, sec;
+
+	if (a->check) {
+		rb_init_data(b, l, t, op, in_place, RB_SEED_TIMING);
+		rb_launch_group(b, l, t, op, in_place, 0, 1);
+		rb_wait(b);
+	}
+	sec = rb_time_iters(b, l, t, op, in_place, iters, &wall);
+	/*
+	 * --min-time: when -n iterations took less than that on the slowest rank, time again
+	 * with enough iterations to fill it (every rank agrees on the count), so that small
+	 * sizes are averaged over as long as large ones (make run on a busy 2-core machine).
+	 */
+	for (int round = 0; a->min_time_ms > 0 && round < 4; round++) {
+		double slowest = 0, want = a->min_time_ms / 1e3, k;
+
+		MPI_Allreduce(&wall, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+		if (slowest >= want || iters >= RB_MIN_TIME_MAX_ITERS)
+			break;
+		/* a first short batch may run slower than the next: aim 20% past the mark */
+		k = slowest > 0 ? 1.2 * want / slowest * iters : 1e6;
+		iters = k > RB_MIN_TIME_MAX_ITERS ? RB_MIN_TIME_MAX_ITERS : (int)k + 1;
+		sec = rb_time_iters(b, l, t, op, in_place, iters, &wall);
+	}
+	sec /= (double)iters * m;
 	sec = rb_combine_time(b, sec);
 
 	h->time_us = sec * 1e6;
+	h->iters = iters;
 	h->algbw =
 		sec > 0 ? rb_coll_alg_bytes(a->coll, l, rb_types[t].size, b->ctx.nranks) / 1e9 / sec
 			: 0;

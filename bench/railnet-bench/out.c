@@ -72,7 +72,7 @@ static void rb_json_half(FILE *f, const char *name, const struct rb_half *h, int
 		fputs("null", f);
 	else
 		fprintf(f, "%.0f", h->wrong);
-	fprintf(f, "}%s\n", sep);
+	fprintf(f, ", \"iterations\": %d}%s\n", h->iters, sep);
 }
 
 static const char *rb_redop_name(const struct rb_row *row)

@@ -110,6 +110,9 @@ extern const struct rb_type_info rb_types[RB_TYPE_NR];
 extern const char *const rb_op_names[RB_OP_NR];
 
 /* Every flag, after parsing; *_set say the user gave the flag explicitly. */
+/* --min-time never runs more iterations than this per size and placement */
+#define RB_MIN_TIME_MAX_ITERS 1000000
+
 struct rb_args {
 	enum rb_mode mode;
 	enum rb_coll coll;
@@ -117,6 +120,7 @@ struct rb_args {
 	size_t minbytes, maxbytes, stepbytes;
 	long stepfactor;
 	int iters, agg_iters, warmup_iters, cycles;
+	int min_time_ms; /* --min-time: time each size at least this long (0: -n only) */
 	int parallel_init;
 	int check;
 	unsigned ops;	/* bit per enum rb_op */
@@ -221,6 +225,7 @@ uint64_t rb_data_red_result(enum rb_type t, enum rb_op op, uint64_t seed, size_t
 struct rb_half {
 	double time_us, algbw, busbw;
 	double wrong; /* -1: unchecked */
+	int iters;    /* timed iterations (-n, or more for --min-time) */
 };
 
 struct rb_row {

@@ -62,6 +62,29 @@ ok_run 2 --p2p bibw -b 8 -e 256K -f 32 -n 10
 ok_run 2 --p2p lat -b 8 -e 4K -f 8 -n 10
 unset RBMOCK_BUSY
 
+# --min-time: -n 2 at 8 B takes far less than 300 ms, so each row is timed again with more
+# iterations (the JSON row says how many), the same on every rank; without it, exactly -n
+W=$(mktemp -d /tmp/rb-mintime.XXXXXX)
+ok_run 2 -b 8 -e 1K -f 8 -n 2 -w 1 --min-time 300 -J "$W/min.json"
+ok_run 2 -b 8 -e 1K -f 8 -n 2 -w 1 -J "$W/plain.json"
+if ! python3 - "$W/min.json" "$W/plain.json" <<'PY'; then
+import json, sys
+m = json.load(open(sys.argv[1]))["results"]
+p = json.load(open(sys.argv[2]))["results"]
+assert len(m) == 3 and len(p) == 3, (m, p)
+for r in m:
+    for h in ("out_of_place", "in_place"):
+        # about 300 ms of iterations (the time is the ranks' mean, the mark the slowest's)
+        assert r[h]["iterations"] > 2 and r[h]["iterations"] * r[h]["time"] >= 300e3 * 0.7, r
+for r in p:
+    assert r["out_of_place"]["iterations"] == 2 and r["in_place"]["iterations"] == 2, r
+PY
+	echo "FAIL: --min-time rows"; fails=$((fails + 1))
+else
+	echo "ok: --min-time 300 times small rows with more iterations than -n 2"
+fi
+rm -rf "$W"
+
 err_run "cannot load the net plugin: dlopen(/nonexistent/libx.so)" --plugin /nonexistent/libx.so
 err_run "dlopen(libnccl-net-nosuch.so)" --plugin nosuch
 err_run "has no ncclNetPlugin_v11 (--net-api 11)" --plugin "$plugin" --net-api 11

@@ -123,6 +123,7 @@ static void test_full_command(void **state)
 			       &a),
 			 0);
 	assert_int_equal(a.minbytes, 1024);
+	assert_int_equal(a.min_time_ms, 0); /* nccl-tests' behaviour unless asked */
 	assert_int_equal(a.types, (1u << RB_TYPE_NR) - 1);
 	assert_int_equal(a.ops, (1u << RB_OP_NR) - 1);
 	assert_string_equal(a.json_path, "x.json");
@@ -141,6 +142,9 @@ static void test_full_command(void **state)
 static void test_bad_numbers(void **state)
 {
 	expect_error("--nccl -n abc", "-n 'abc': not an integer");
+	expect_error("--net --min-time -1", "--min-time -1: out of range");
+	expect_error("--net --min-time 600001", "--min-time 600001: out of range");
+	expect_error("--net --min-time 1s", "--min-time '1s': not an integer");
 	expect_error("--nccl -n 0", "-n 0: out of range");
 	expect_error("--nccl -n 12x", "not an integer");
 	expect_error("--nccl -g 0", "-g 0: out of range");
@@ -230,7 +234,8 @@ static void test_net_flags(void **state)
 	assert_int_equal(a.chunk, 4096);
 	assert_int_equal(a.p2p, RB_P2P_BIBW);
 	assert_string_equal(a.netns, "pod0");
-	assert_int_equal(parse("--net --net-dev auto --chunk 1G", &a), 0);
+	assert_int_equal(parse("--net --net-dev auto --chunk 1G --min-time 200", &a), 0);
+	assert_int_equal(a.min_time_ms, 200);
 	assert_int_equal(a.net_dev, -1);
 	assert_int_equal(a.chunk, 1u << 30);
 	expect_error("--nccl --plugin x", "--plugin: applies to --net only");

@@ -101,6 +101,15 @@ else()
 		"test is not registered")
 endif()
 
+# `make run` itself without an RDMA NIC (tools/run.sh, small sizes): doctor in both pods, the
+# table with #wrong 0, the sizing and bound lines; bad RUN_* knobs refused.
+if(RN_BASH_PROG AND MPI_C_FOUND)
+	add_test(NAME make_run COMMAND ${RN_BASH_PROG} ${RN_IT_DIR}/make_run.sh
+		${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
+	set_tests_properties(make_run PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
+		LABELS "integration;softverbs" RUN_SERIAL TRUE)
+endif()
+
 # Failover at NCCL's default transport timeouts with traffic both ways (railnet-bench --net
 # all-reduce between two pods, a port of either rank going down): both sides fail over
 # (RAILNET_STATS) within a 10 s guard (a QP's retries: 34 s).

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# `make run` itself (tools/run.sh) without an RDMA NIC, with small sizes: the loader check, the
+# doctor in each softverbs pod, the all-reduce table with #wrong 0 on every row, the sizing
+# line (ranks and modeled rate for this machine's CPUs) and the footer that says what bounds
+# the figures; then bad RUN_* values are refused with exit 2 and a reason before anything
+# runs. Needs root (network namespaces) and mpirun, else SKIP.
+# Usage: make_run.sh BUILD_DIR SOURCE_DIR
+set -u
+B=$1 S=$2
+[ "$(id -u)" = 0 ] || { echo "SKIP: make run's benchmark needs root (network namespaces)"; exit 77; }
+command -v mpirun >/dev/null || { echo "SKIP: no mpirun"; exit 77; }
+fail=0
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+BUILD=$B RUN_MAXBYTES=64K RUN_ITERS=2 RUN_MIN_TIME_MS=20 bash "$S/tools/run.sh" >"$out" 2>&1
+rc=$?
+ncpu=$(getconf _NPROCESSORS_ONLN)
+if [ "$ncpu" -ge 8 ]; then np=4 rate=10; else np=2 rate=4; fi
+want=(
+	"== railnet on this machine's libibverbs =="
+	"== softverbs pod pod0 on n0: railnet-doctor =="
+	"== softverbs pod pod1 on n1: railnet-doctor =="
+	"== mpirun -np $np "
+	"$ncpu CPUs: $np ranks, ports modeled at $rate Gb/s"
+	"# Out of bounds values : 0 OK"
+	"# Bound  : peak busbw "
+	"of the modeled line rate $(awk -v r=$rate 'BEGIN { printf "%.2f", 2 * r / 8 }') GB/s per rank"
+)
+[ "$rc" = 0 ] || { echo "FAIL: make run exited $rc"; fail=1; }
+for l in "${want[@]}"; do
+	grep -qF -- "$l" "$out" || { echo "FAIL: make run printed no '$l'"; fail=1; }
+done
+rows=$(awk '/^ +[0-9]/ && NF >= 13 && $3 == "float" { n++; if ($9 != 0 || $13 != 0) bad++ } END { print n + 0, bad + 0 }' "$out")
+[ "$rows" = "14 0" ] || { echo "FAIL: table rows and rows with #wrong != 0: $rows (want 14 0)"; fail=1; }
+grep -qE '^#          (the modeled line rate bounds|the CPU bounds)' "$out" ||
+	{ echo "FAIL: the footer does not say what bounds the figures"; fail=1; }
+if [ "$fail" = 0 ]; then
+	echo "ok: make run (RUN_MAXBYTES=64K): doctor in both pods, 14 rows #wrong 0, sizing and bound lines"
+else
+	tail -30 "$out"
+fi
+
+# bad knobs: exit 2, the reason, before the loader check
+bad() { # VAR=VALUE reason
+	BUILD=$B env "$1" bash "$S/tools/run.sh" >"$out" 2>&1
+	rc=$?
+	if [ "$rc" != 2 ] || ! grep -qF -- "$2" "$out" || grep -q "== railnet" "$out"; then
+		echo "FAIL: $1: exit $rc, want 2 and '$2' first"; cat "$out"; fail=1
+	else
+		echo "ok: $1 refused: $2"
+	fi
+}
+bad RUN_NP=x "run: RUN_NP=x: a positive number of ranks"
+bad RUN_RATE=fast "run: RUN_RATE=fast: Gb/s per port (a positive integer) or spec"
+bad RUN_MIN_TIME_MS=-1 "run: RUN_MIN_TIME_MS=-1: milliseconds, 0-600000"
+exit $fail
