@@ -175,6 +175,15 @@ for name in $names; do
 	cmp -s -- "$source_dir/$name" "$target/$name" || die "$target/$name differs from the image after the rename"
 	echo "$prog: $target/$name ($(size_of "$target/$name") bytes) ok"
 done
+# nccl-tests' names for railnet-bench (each implies --nccl and its collective), as links
+case " $names " in
+*" railnet-bench "*)
+	for p in all_reduce_perf all_gather_perf reduce_scatter_perf sendrecv_perf alltoall_perf \
+		broadcast_perf reduce_perf; do
+		ln -sfn railnet-bench "$target/$p" || die "cannot link $target/$p to railnet-bench"
+	done
+	echo "$prog: $target/all_reduce_perf and 6 more nccl-tests names -> railnet-bench" ;;
+esac
 
 [ $check = 1 ] || exit 0
 

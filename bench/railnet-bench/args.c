@@ -450,6 +450,12 @@ static int rb_args_check(struct rb_args *a, char *err, size_t errlen)
 {
 	const struct rb_coll_info *ci = &rb_colls[a->coll];
 
+	if (a->perf_name && strcmp(a->perf_name, rb_colls[a->coll].perf))
+		return rb_err(err, errlen,
+			      "--coll %s: %s measures one collective; run %s, or railnet-bench "
+			      "--nccl --coll %s",
+			      rb_colls[a->coll].name, a->perf_name, rb_colls[a->coll].perf,
+			      rb_colls[a->coll].name);
 	if (a->mode == RB_MODE_NONE)
 		return rb_err(
 			err, errlen,
@@ -508,12 +514,30 @@ static int rb_args_check(struct rb_args *a, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * Invoked through a link named as an nccl-tests binary (all_reduce_perf, ...): --nccl and that
+ * collective are implied, so command lines written for nccl-tests run unchanged.
+ */
+static void rb_args_perf_name(const char *argv0, struct rb_args *a)
+{
+	const char *base = argv0 ? strrchr(argv0, '/') : NULL;
+
+	base = base ? base + 1 : argv0;
+	for (int c = 0; base && c < RB_COLL_NR; c++)
+		if (!strcmp(base, rb_colls[c].perf)) {
+			a->perf_name = rb_colls[c].perf;
+			a->mode = RB_MODE_NCCL;
+			a->coll = (enum rb_coll)c;
+		}
+}
+
 int rb_args_parse(int argc, char **argv, struct rb_args *a, char *err, size_t errlen)
 {
 	int opt, idx;
 	long l;
 
 	rb_args_defaults(a);
+	rb_args_perf_name(argc > 0 ? argv[0] : NULL, a);
 	opterr = 0;
 	optind = 0; /* glibc: full re-initialisation, so tests may parse many times */
 	while ((opt = getopt_long(argc, argv, rb_short_opts, rb_long_opts, &idx)) != -1) {
@@ -530,6 +554,12 @@ int rb_args_parse(int argc, char **argv, struct rb_args *a, char *err, size_t er
 		case RB_OPT_NET: {
 			enum rb_mode m = opt == RB_OPT_NCCL ? RB_MODE_NCCL : RB_MODE_NET;
 
+			if (a->perf_name && m == RB_MODE_NET)
+				return rb_err(err, errlen,
+					      "--net: %s is railnet-bench --nccl --coll %s (NCCL "
+					      "collectives); run railnet-bench --net for railnet's "
+					      "net API",
+					      a->perf_name, rb_colls[a->coll].name);
 			if (a->mode != RB_MODE_NONE && a->mode != m)
 				return rb_err(err, errlen, "--nccl and --net exclude each other");
 			a->mode = m;

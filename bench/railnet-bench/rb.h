@@ -151,6 +151,7 @@ struct rb_args {
 	enum rb_p2p p2p;    /* --p2p */
 	const char *netns;  /* --netns: join this network namespace after MPI_Init */
 	const char *net_flag;
+	const char *perf_name; /* invoked as an nccl-tests binary ("all_reduce_perf"), or NULL */
 };
 
 #define RB_PARSE_HELP 1

@@ -12,19 +12,25 @@
 
 static char rb_err_buf[512];
 
-/* Split cmd on spaces into a static argv (argv[0] = "railnet-bench") and parse it. */
-static int parse(const char *cmd, struct rb_args *a)
+/* Split "argv0 cmd" on spaces into a static argv and parse it. */
+static int parse_as(const char *argv0, const char *cmd, struct rb_args *a)
 {
 	static char store[1024];
 	static char *argv[64];
 	int argc = 0;
 
-	snprintf(store, sizeof(store), "railnet-bench %s", cmd);
+	snprintf(store, sizeof(store), "%s %s", argv0, cmd);
 	for (char *tok = strtok(store, " "); tok && argc < 63; tok = strtok(NULL, " "))
 		argv[argc++] = tok;
 	argv[argc] = NULL;
 	rb_err_buf[0] = 0;
 	return rb_args_parse(argc, argv, a, rb_err_buf, sizeof(rb_err_buf));
+}
+
+/* argv[0] = "railnet-bench" */
+static int parse(const char *cmd, struct rb_args *a)
+{
+	return parse_as("railnet-bench", cmd, a);
 }
 
 /* cmd must fail with a message containing want, on one line. */
@@ -37,6 +43,54 @@ static void expect_error(const char *cmd, const char *want)
 	if (!strstr(rb_err_buf, want))
 		fail_msg("'%s': error '%s' does not mention '%s'", cmd, rb_err_buf, want);
 	assert_null(strchr(rb_err_buf, '\n'));
+}
+
+/*
+ * Links named as nccl-tests binaries imply --nccl and their collective: nccl-tests command
+ * lines run unchanged; --net and another --coll are refused with the reason.
+ */
+static void test_perf_names(void **state)
+{
+	static const struct {
+		const char *name;
+		enum rb_coll coll;
+	} perf[] = { { "all_reduce_perf", RB_COLL_ALL_REDUCE },
+		     { "all_gather_perf", RB_COLL_ALL_GATHER },
+		     { "reduce_scatter_perf", RB_COLL_REDUCE_SCATTER },
+		     { "sendrecv_perf", RB_COLL_SENDRECV },
+		     { "alltoall_perf", RB_COLL_ALLTOALL },
+		     { "broadcast_perf", RB_COLL_BROADCAST },
+		     { "reduce_perf", RB_COLL_REDUCE } };
+	struct rb_args a;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(perf) / sizeof(perf[0]); i++) {
+		char path[128];
+
+		snprintf(path, sizeof(path), "/opt/nccl-tests/build/%s", perf[i].name);
+		assert_int_equal(parse_as(path, "-b 8 -e 128M -f 2 -g 1", &a), 0);
+		assert_int_equal(a.mode, RB_MODE_NCCL);
+		assert_int_equal(a.coll, perf[i].coll);
+		assert_string_equal(a.perf_name, perf[i].name);
+		assert_int_equal(a.maxbytes, 128 << 20);
+	}
+	assert_int_equal(parse_as("all_reduce_perf", "--nccl -c 0", &a), 0);
+	assert_int_equal(parse_as("all_reduce_perf", "--coll all_reduce", &a), 0);
+	assert_int_equal(parse("--nccl", &a), 0);
+	assert_null(a.perf_name);
+	/* a name that only looks like one is railnet-bench */
+	assert_int_equal(parse_as("my_all_reduce_perf", "--net", &a), 0);
+	assert_null(a.perf_name);
+	assert_int_equal(parse_as("all_reduce_perf", "--net", &a), -1);
+	assert_non_null(strstr(rb_err_buf, "--net: all_reduce_perf is railnet-bench --nccl --coll "
+					   "all_reduce"));
+	assert_int_equal(parse_as("all_reduce_perf", "--coll reduce", &a), -1);
+	assert_non_null(strstr(rb_err_buf, "--coll reduce: all_reduce_perf measures one "
+					   "collective; run reduce_perf, or railnet-bench --nccl "
+					   "--coll reduce"));
+	/* nccl-tests' own flags keep their answers under the alias */
+	assert_int_equal(parse_as("all_reduce_perf", "-t 2", &a), -1);
+	assert_non_null(strstr(rb_err_buf, "-t 2: threads per process are not supported"));
 }
 
 static void test_defaults(void **state)
@@ -265,11 +319,12 @@ static void test_describe(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),     cmocka_unit_test(test_sizes),
-		cmocka_unit_test(test_full_command), cmocka_unit_test(test_bad_numbers),
-		cmocka_unit_test(test_bad_sizes),    cmocka_unit_test(test_bad_names),
-		cmocka_unit_test(test_bad_shape),    cmocka_unit_test(test_refused_flags),
-		cmocka_unit_test(test_describe),     cmocka_unit_test(test_net_flags),
+		cmocka_unit_test(test_perf_names),    cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_sizes),	      cmocka_unit_test(test_full_command),
+		cmocka_unit_test(test_bad_numbers),   cmocka_unit_test(test_bad_sizes),
+		cmocka_unit_test(test_bad_names),     cmocka_unit_test(test_bad_shape),
+		cmocka_unit_test(test_refused_flags), cmocka_unit_test(test_describe),
+		cmocka_unit_test(test_net_flags),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -76,6 +76,14 @@ same_files() {
 	done
 }
 
+perf_links() {
+	local p
+	for p in all_reduce_perf all_gather_perf reduce_scatter_perf sendrecv_perf alltoall_perf \
+		broadcast_perf reduce_perf; do
+		[ "$(readlink "$1/$p")" = railnet-bench ] || return 1
+	done
+}
+
 no_temps() {
 	[ -z "$(find "$1" -maxdepth 1 -name '.*' ! -name . 2>/dev/null)" ]
 }
@@ -97,6 +105,7 @@ mkdir "$dst"
 if run "copy into an empty directory" 0 'libnccl-net-railnet.so \(70000 bytes\) ok' -- "$dst"; then
 	expect "copies are identical and executable" same_files "$src" "$dst"
 	expect "no temporary files left" no_temps "$dst"
+	expect "nccl-tests names link to railnet-bench" perf_links "$dst"
 fi
 # Again over the old copy, from a new image: every file replaced.
 src2=$work/src2
