@@ -21,6 +21,14 @@ anything; values are checked):
   drop-in    each MPIJob worker has the railnet-install init container (railnet image,
              emptyDir at its target) followed by a railnet-doctor init container, and
              NCCL_NET_PLUGIN is the plugin's path in that emptyDir;
+  mpijob     an MPIJob starts its launcher only when the workers are ready
+             (launcherCreationPolicy WaitForWorkersReady), sets no OMPI_MCA_plm_rsh_args in
+             the launcher's env (the operator appends its own) and passes an sshd port other
+             than 22 with mpirun --mca plm_rsh_args; its workers tolerate the nvidia.com/gpu
+             taint and keep off each other's nodes (required podAntiAffinity on the hostname);
+  namespace  every namespace that runs a pod is a Namespace of the set with a Pod Security
+             enforce label that admits its pods: privileged when one uses hostNetwork or adds
+             IPC_LOCK, else baseline or privileged;
   kubelet    the KubeletConfiguration has topologyManagerPolicy restricted, scope pod;
   doctor     the doctor Job runs railnet-doctor --json.
 --selftest plants one mistake of each kind in a copy of the manifests and checks that each
@@ -176,6 +184,7 @@ def check(files, documented):
                 % (name, rn))
 
     plugin_path = None
+    ns_need, ns_where, namespaces = {}, {}, {}
     kubelet_seen = False
     doctor_job_seen = False
     for fname, docs in files:
@@ -273,6 +282,29 @@ def check(files, documented):
                 # The drop-in.
                 if role == "Worker":
                     check_dropin(fname, where, spec, bad)
+                    check_worker_placement(fname, where, spec, bad)
+                # What Pod Security must admit in this namespace.
+                needs = pod_security_need(spec)
+                ns_need[ns] = max(ns_need.get(ns, 0), needs)
+                ns_where.setdefault(ns, (fname, where))
+            if d.get("kind") == "MPIJob":
+                check_mpijob(fname, d, bad)
+            if d.get("kind") == "Namespace":
+                md = d.get("metadata", {}) or {}
+                namespaces[md.get("name")] = (md.get("labels") or {}).get(
+                    "pod-security.kubernetes.io/enforce")
+    for ns, need in sorted(ns_need.items()):
+        fname, where = ns_where[ns]
+        if ns not in namespaces:
+            bad(fname, "%s runs in namespace %s, which no Namespace of the set defines (with "
+                "its Pod Security labels)" % (where, ns))
+            continue
+        level = namespaces[ns]
+        if PSA_LEVELS.get(level, -1) < need:
+            bad(fname, "namespace %s enforces Pod Security %r, which rejects its pods (they "
+                "need %s: IPC_LOCK or hostNetwork)" % (ns, level,
+                                                        [k for k, v in PSA_LEVELS.items()
+                                                         if v == need][0]))
     if not kubelet_seen:
         problems.append("docker/k8s: no KubeletConfiguration (the Topology Manager settings)")
     if not doctor_job_seen:
@@ -280,6 +312,68 @@ def check(files, documented):
     if not plugin_path:
         problems.append("docker/k8s: no container sets NCCL_NET_PLUGIN")
     return problems
+
+
+PSA_LEVELS = {"restricted": 0, "baseline": 1, "privileged": 2}
+
+
+def pod_security_need(spec):
+    """The least Pod Security level that admits this pod spec (as PSA_LEVELS' values)."""
+    if spec.get("hostNetwork") or spec.get("hostPID") or spec.get("hostIPC"):
+        return PSA_LEVELS["privileged"]
+    for c in containers(spec):
+        sc = c.get("securityContext", {}) or {}
+        if sc.get("privileged") or set((sc.get("capabilities", {}) or {}).get("add", []) or []) \
+                - BASELINE_CAPS:
+            return PSA_LEVELS["privileged"]
+    return PSA_LEVELS["baseline"]
+
+
+# Capabilities Pod Security's Baseline lets a container add.
+BASELINE_CAPS = {"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
+                 "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT"}
+
+
+def check_worker_placement(fname, where, spec, bad):
+    tol = spec.get("tolerations", []) or []
+    if not any(t.get("key") == "nvidia.com/gpu" and t.get("operator") == "Exists"
+               for t in tol):
+        bad(fname, "%s: no toleration of the nvidia.com/gpu taint (GPU nodes commonly carry "
+            "it)" % where)
+    req = (((spec.get("affinity") or {}).get("podAntiAffinity") or {})
+           .get("requiredDuringSchedulingIgnoredDuringExecution") or [])
+    if not any(r.get("topologyKey") == "kubernetes.io/hostname" for r in req):
+        bad(fname, "%s: no required podAntiAffinity on kubernetes.io/hostname (two workers "
+            "on one node would share its rails)" % where)
+
+
+def check_mpijob(fname, d, bad):
+    spec = d.get("spec", {}) or {}
+    name = d.get("metadata", {}).get("name")
+    if spec.get("launcherCreationPolicy") != "WaitForWorkersReady":
+        bad(fname, "MPIJob %s: launcherCreationPolicy is %r, want WaitForWorkersReady (the "
+            "launcher runs mpirun once, maybe before the workers are up)"
+            % (name, spec.get("launcherCreationPolicy")))
+    reps = spec.get("mpiReplicaSpecs", {}) or {}
+    lspec = ((reps.get("Launcher") or {}).get("template") or {}).get("spec") or {}
+    wspec = ((reps.get("Worker") or {}).get("template") or {}).get("spec") or {}
+    port = None
+    for c in containers(wspec):
+        cmd = [str(x) for x in (c.get("command", []) or []) + (c.get("args", []) or [])]
+        if cmd and cmd[0].endswith("sshd") and "-p" in cmd[:-1]:
+            port = cmd[cmd.index("-p") + 1]
+    for c in containers(lspec):
+        if any(e.get("name") == "OMPI_MCA_plm_rsh_args" for e in c.get("env", []) or []):
+            bad(fname, "MPIJob %s: OMPI_MCA_plm_rsh_args in the launcher's env is lost (the "
+                "MPI Operator appends its own); pass --mca plm_rsh_args to mpirun" % name)
+        cmd = [str(x) for x in (c.get("command", []) or []) + (c.get("args", []) or [])]
+        if port and port != "22" and "mpirun" in cmd[:1]:
+            ok = any(cmd[i] == "--mca" and cmd[i + 1] == "plm_rsh_args" and
+                     re.search(r"-p\s*%s\b" % port, cmd[i + 2])
+                     for i in range(len(cmd) - 2))
+            if not ok:
+                bad(fname, "MPIJob %s: the workers' sshd listens on %s but mpirun has no "
+                    "--mca plm_rsh_args \"-p %s\"" % (name, port, port))
 
 
 def check_dropin(fname, where, spec, bad):
@@ -381,6 +475,26 @@ def selftest(files, documented):
                      worker(fs)["containers"][0]["env"] if e["name"] == "NCCL_NET_PLUGIN"]),
         ("no doctor init step", "want railnet-install then railnet-doctor",
          lambda fs: worker(fs)["initContainers"].pop()),
+        ("launcher at startup", "launcherCreationPolicy is 'AtStartup'",
+         lambda fs: find(fs, "mpijob-ipvlan.yaml", "MPIJob")["spec"].__setitem__(
+             "launcherCreationPolicy", "AtStartup")),
+        ("ssh port in the env", "OMPI_MCA_plm_rsh_args in the launcher's env is lost",
+         lambda fs: launcher(fs)["containers"][0]["env"].append(
+             {"name": "OMPI_MCA_plm_rsh_args", "value": "-p 2222"})),
+        ("ssh port not passed", "listens on 2222 but mpirun has no --mca plm_rsh_args",
+         lambda fs: [c.__setitem__("command", [x for x in c["command"]
+                                               if x not in ("--mca", "plm_rsh_args", "-p 2222")])
+                     for c in containers(find(fs, "mpijob-hostnetwork.yaml", "MPIJob",
+                                              "Launcher")["spec"])]),
+        ("no GPU toleration", "no toleration of the nvidia.com/gpu taint",
+         lambda fs: worker(fs).pop("tolerations")),
+        ("no anti-affinity", "no required podAntiAffinity on kubernetes.io/hostname",
+         lambda fs: worker(fs).pop("affinity")),
+        ("no Namespace", "which no Namespace of the set defines",
+         lambda fs: [docs.clear() for f, docs in fs if f == "namespace.yaml"]),
+        ("Baseline namespace", "enforces Pod Security 'baseline', which rejects its pods",
+         lambda fs: find(fs, "namespace.yaml", "Namespace")["metadata"]["labels"].__setitem__(
+             "pod-security.kubernetes.io/enforce", "baseline")),
         ("Topology Manager best-effort", "topologyManagerPolicy is 'best-effort'",
          lambda fs: find(fs, "kubelet-topology.yaml", "KubeletConfiguration")
          .__setitem__("topologyManagerPolicy", "best-effort")),
@@ -422,7 +536,8 @@ def main(argv):
     if problems:
         return 1
     print("ok: env names, forbidden variables, privileges, networks and resources, the "
-          "drop-in, kubelet and doctor checks all pass")
+          "drop-in, MPIJob launch and placement, namespaces, kubelet and doctor checks all "
+          "pass")
     return 0
 
 
