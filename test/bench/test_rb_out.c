@@ -65,15 +65,15 @@ static void fill_run(struct rb_run_info *r)
 					   .type = RB_FLOAT,
 					   .op = RB_OP_SUM,
 					   .root = -1,
-					   .oop = { 12.5, 0.0006, 0.0006, 0 },
-					   .ip = { 12.0, 0.0007, 0.0007, 0 } };
+					   .oop = { 12.5, 0.0006, 0.0006, 0, 20 },
+					   .ip = { 12.0, 0.0007, 0.0007, 0, 20 } };
 	rb_test_rows[1] = (struct rb_row){ .size = 16,
 					   .count = 4,
 					   .type = RB_FLOAT,
 					   .op = RB_OP_SUM,
 					   .root = -1,
-					   .oop = { 13.0, 0.001, 0.001, -1 },
-					   .ip = { NAN, 0.001, 0.001, 5 } };
+					   .oop = { 13.0, 0.001, 0.001, -1, 20 },
+					   .ip = { NAN, 0.001, 0.001, 5, 20 } };
 	r->rows = rb_test_rows;
 	r->nrows = 2;
 	r->oob = 1;

@@ -29,6 +29,9 @@ anything; values are checked):
   namespace  every namespace that runs a pod is a Namespace of the set with a Pod Security
              enforce label that admits its pods: privileged when one uses hostNetwork or adds
              IPC_LOCK, else baseline or privileged;
+  plugins    every device plugin configuration (ConfigMap, or NicClusterPolicy member) is read:
+             ConfigMaps under the name and namespace their plugin reads, one per plugin;
+             PFs are selected by pciAddresses, never by pfNames without a VF range;
   kubelet    the KubeletConfiguration has topologyManagerPolicy restricted, scope pod;
   doctor     the doctor Job runs railnet-doctor --json.
 --selftest plants one mistake of each kind in a copy of the manifests and checks that each
@@ -131,21 +134,76 @@ def attached_networks(meta):
     return [re.sub(r"@.*$", "", x.strip()).split("/")[-1] for x in ann.split(",") if x.strip()]
 
 
-def device_plugin_resources(files):
-    """{resource name: set of pfNames it selects} from sriov device plugin ConfigMaps."""
-    res = {}
-    for _, docs in files:
+# Where each device plugin reads its configuration when deployed on its own (the NVIDIA
+# Network Operator renders its own from a NicClusterPolicy instead).
+PLUGIN_CONFIGMAPS = {"sriov": ("kube-system", "sriovdp-config"),
+                     "rdma-shared": ("kube-system", "rdma-devices")}
+
+
+def plugin_configs(files):
+    """[(fname, plugin, where, config dict)]: every device plugin configuration of the set."""
+    out = []
+    for fname, docs in files:
         for d in docs:
-            if d.get("kind") != "ConfigMap" or "config.json" not in (d.get("data") or {}):
-                continue
-            cfg = json.loads(d["data"]["config.json"])
-            for r in cfg.get("resourceList", []):
-                full = "%s/%s" % (r.get("resourcePrefix", "intel.com"), r["resourceName"])
-                pfs = set()
-                for p in r.get("selectors", {}).get("pfNames", []):
-                    pfs.add(p.split("#")[0])
-                res.setdefault(full, set()).update(pfs)
+            md = d.get("metadata", {}) or {}
+            if d.get("kind") == "ConfigMap" and "config.json" in (d.get("data") or {}):
+                cfg = json.loads(d["data"]["config.json"])
+                plugin = "rdma-shared" if "configList" in cfg else "sriov"
+                out.append((fname, plugin, "ConfigMap %s/%s" % (md.get("namespace", "default"),
+                                                               md.get("name")), cfg,
+                            (md.get("namespace", "default"), md.get("name"))))
+            if d.get("kind") == "NicClusterPolicy":
+                spec = d.get("spec", {}) or {}
+                for member, plugin in (("sriovDevicePlugin", "sriov"),
+                                       ("rdmaSharedDevicePlugin", "rdma-shared")):
+                    if member in spec and "config" in spec[member]:
+                        out.append((fname, plugin, "NicClusterPolicy %s.%s" % (
+                            md.get("name"), member), json.loads(spec[member]["config"]), None))
+    return out
+
+
+def device_plugin_resources(files):
+    """{resource name: set of rail PFs it selects} from every device plugin configuration:
+    pfNames (VFs of those PFs), pciAddresses (PFs, in rail order: rdma0 first), ifNames
+    (the RDMA shared device plugin)."""
+    res = {}
+    for _, plugin, _, cfg, _ in plugin_configs(files):
+        if plugin == "rdma-shared":
+            for r in cfg.get("configList", []):
+                full = "rdma/%s" % r["resourceName"]
+                res.setdefault(full, set()).update(r.get("selectors", {}).get("ifNames", []))
+            continue
+        for r in cfg.get("resourceList", []):
+            full = "%s/%s" % (r.get("resourcePrefix", "intel.com"), r["resourceName"])
+            pfs = set()
+            sel = r.get("selectors", {})
+            for p in sel.get("pfNames", []):
+                pfs.add(p.split("#")[0])
+            for i, _ in enumerate(sel.get("pciAddresses", [])):
+                pfs.add("rdma%d" % i)
+            res.setdefault(full, set()).update(pfs)
     return res
+
+
+def check_plugin_configs(files, bad):
+    """One configuration per plugin and reader, under the name that reader uses; PFs selected
+    by pciAddresses (a PF has no PF name, so pfNames without a VF range matches none)."""
+    seen = {}
+    for fname, plugin, where, cfg, key in plugin_configs(files):
+        if key is not None:
+            if key != PLUGIN_CONFIGMAPS[plugin]:
+                bad(fname, "%s: the %s device plugin reads %s/%s; this one is read by nothing"
+                    % (where, plugin, *PLUGIN_CONFIGMAPS[plugin]))
+            if key in seen:
+                bad(fname, "%s is also defined in %s: applying both overwrites one"
+                    % (where, seen[key]))
+            seen[key] = fname
+        for r in cfg.get("resourceList", []) if plugin == "sriov" else []:
+            for p in r.get("selectors", {}).get("pfNames", []):
+                if "#" not in p:
+                    bad(fname, "%s: resource %s selects %r by pfNames, which matches VFs of "
+                        "that PF only (a PF has no PF name): select PFs with pciAddresses"
+                        % (where, r.get("resourceName"), p))
 
 
 def check(files, documented):
@@ -177,6 +235,7 @@ def check(files, documented):
                     bad(fname, "NAD %s: ipvlan master %r is not a rail PF rdmaN"
                         % (key[1], cfg.get("master")))
     dp = device_plugin_resources(files)
+    check_plugin_configs(files, bad)
     for (ns, name), (fname, ann, cfg) in nads.items():
         rn = ann.get("k8s.v1.cni.cncf.io/resourceName")
         if rn and rn not in dp:
@@ -495,6 +554,26 @@ def selftest(files, documented):
         ("Baseline namespace", "enforces Pod Security 'baseline', which rejects its pods",
          lambda fs: find(fs, "namespace.yaml", "Namespace")["metadata"]["labels"].__setitem__(
              "pod-security.kubernetes.io/enforce", "baseline")),
+        ("PFs by pfNames", "selects 'rdma0' by pfNames, which matches VFs of that PF only",
+         lambda fs: find(fs, "device-plugins.yaml", "ConfigMap")["data"].__setitem__(
+             "config.json", json.dumps({"resourceList": [
+                 dict(r, selectors={"pfNames": ["rdma%d" % i for i in range(16)]})
+                 if r["resourceName"] == "hostdev" else r for r in json.loads(
+                     find(fs, "device-plugins.yaml", "ConfigMap")["data"]["config.json"])[
+                         "resourceList"]]}))),
+        ("shared plugin without a rail", "requests no device resource that selects rdma3",
+         lambda fs: [d["data"].__setitem__("config.json", d["data"]["config.json"].replace(
+             '"rdma3",', '')) for f, docs in fs if f == "device-plugins.yaml" for d in docs
+             if d["metadata"]["name"] == "rdma-devices"] and
+         [d["spec"]["rdmaSharedDevicePlugin"].__setitem__(
+             "config", d["spec"]["rdmaSharedDevicePlugin"]["config"].replace('"rdma3",', ''))
+          for f, docs in fs if f == "nicclusterpolicy.yaml" for d in docs]),
+        ("ConfigMap nobody reads", "the sriov device plugin reads kube-system/sriovdp-config",
+         lambda fs: find(fs, "device-plugins.yaml", "ConfigMap")["metadata"].__setitem__(
+             "namespace", "nvidia-network-operator")),
+        ("ConfigMap defined twice", "is also defined in",
+         lambda fs: fs.append(("rails-extra.yaml", [copy.deepcopy(
+             find(fs, "device-plugins.yaml", "ConfigMap"))]))),
         ("Topology Manager best-effort", "topologyManagerPolicy is 'best-effort'",
          lambda fs: find(fs, "kubelet-topology.yaml", "KubeletConfiguration")
          .__setitem__("topologyManagerPolicy", "best-effort")),

@@ -427,11 +427,15 @@ static void rn_doc_verdict(struct rn_doc *doc)
 			"no RDMA device is visible: ib_core is in exclusive network-namespace "
 			"mode, so a pod sees only devices moved into its namespace");
 	else if (d->nlisted == 0)
-		rn_doc_problem(doc,
-			       "request the RDMA resource from the device plugin in the pod spec "
-			       "(e.g. rdma/hca_shared_devices_a: 1) so that /dev/infiniband is "
-			       "populated, and check RAILNET_IBVERBS_LIB / libibverbs",
-			       "no RDMA device is visible to this process");
+		rn_doc_problem(
+			doc,
+			"request the RDMA devices from a device plugin in the pod spec "
+			"(the rail PFs, e.g. nvidia.com/hostdev: 16 from the SR-IOV network "
+			"device plugin, or rdma/rdma_shared_device_a: 1 from the RDMA shared "
+			"device plugin, the Network Operator's default) so that "
+			"/dev/infiniband is populated, and check RAILNET_IBVERBS_LIB / "
+			"libibverbs",
+			"no RDMA device is visible to this process");
 	/* one problem per cause (kind and fix): the first port's reason, the others named */
 	for (int i = 0; i < d->ndrops; i++) {
 		const struct rn_drop *x = &d->drops[i];
