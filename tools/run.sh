@@ -30,7 +30,12 @@ case "${RUN_RATE:-spec}" in
 spec) ;;
 *[!0-9]* | "" | 0) echo "run: RUN_RATE=$RUN_RATE: Gb/s per port (a positive integer) or spec" >&2; exit 2 ;;
 esac
-case "${RUN_MIN_TIME_MS:-0}" in *[!0-9]* | "") echo "run: RUN_MIN_TIME_MS=$RUN_MIN_TIME_MS: milliseconds, 0-600000" >&2; exit 2 ;; esac
+min_ok=1
+case "${RUN_MIN_TIME_MS:-0}" in
+*[!0-9]* | "") min_ok=0 ;;
+*) if [ "${#RUN_MIN_TIME_MS}" -gt 6 ] || [ "${RUN_MIN_TIME_MS:-0}" -gt 600000 ]; then min_ok=0; fi ;;
+esac
+[ "$min_ok" = 1 ] || { echo "run: RUN_MIN_TIME_MS=$RUN_MIN_TIME_MS: milliseconds, 0-600000" >&2; exit 2; }
 [ -d "$BUILD" ] || { echo "run: no build directory $BUILD (make)" >&2; exit 1; }
 BUILD=$(cd "$BUILD" && pwd)
 
@@ -131,6 +136,7 @@ rate=${RUN_RATE:-$rate}
 case "$np" in 2 | 4) ;; *) echo "run: RUN_NP=$np: the softverbs job runs 2 or 4 ranks" >&2; exit 2 ;; esac
 if [ "$rate" = spec ]; then
 	spec_rate=$(sed -n 's/.*port 1 .*rate=\([0-9]*\).*/\1/p' "$spec" | head -1)
+	unset SOFTVERBS_RATE # the spec's rate, whatever the environment says
 else
 	spec_rate=$rate
 	export SOFTVERBS_RATE=$rate
@@ -155,6 +161,7 @@ rc=${PIPESTATUS[0]}
 set -e
 [ "$rc" = 0 ] || exit "$rc"
 # what bounds the figures: the largest busbw against the modeled line rate of a rank's device
+[ -n "$spec_rate" ] && [ "$spec_rate" -gt 0 ] 2>/dev/null || exit 0 # no modeled rate to compare
 peak=$(awk '/^ +[0-9]/ && NF >= 13 { if ($8 > p) p = $8 } END { printf "%.2f", p + 0 }' "$table")
 awk -v p="$peak" -v l="$line_gbs" -v n="$ncpu" -v np="$np" 'BEGIN {
 	printf "# Bound  : peak busbw %.2f GB/s = %.0f%% of the modeled line rate %.2f GB/s per rank (2 fused ports)\n", p, 100 * p / l, l

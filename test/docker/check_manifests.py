@@ -162,12 +162,15 @@ def plugin_configs(files):
     return out
 
 
-def device_plugin_resources(files):
-    """{resource name: set of rail PFs it selects} from every device plugin configuration:
-    pfNames (VFs of those PFs), pciAddresses (PFs, in rail order: rdma0 first), ifNames
-    (the RDMA shared device plugin)."""
+def device_plugin_resources(files, source=None):
+    """{resource name: set of rail PFs it selects} from every device plugin configuration
+    (or only those of one source, "ConfigMap" or "NicClusterPolicy"): pfNames (VFs of those
+    PFs), pciAddresses (PFs, in rail order: rdma0 first), ifNames (the RDMA shared device
+    plugin)."""
     res = {}
-    for _, plugin, _, cfg, _ in plugin_configs(files):
+    for _, plugin, where, cfg, _ in plugin_configs(files):
+        if source and not where.startswith(source):
+            continue
         if plugin == "rdma-shared":
             for r in cfg.get("configList", []):
                 full = "rdma/%s" % r["resourceName"]
@@ -235,6 +238,8 @@ def check(files, documented):
                     bad(fname, "NAD %s: ipvlan master %r is not a rail PF rdmaN"
                         % (key[1], cfg.get("master")))
     dp = device_plugin_resources(files)
+    dp_sources = {src: device_plugin_resources(files, src)
+                  for src in ("ConfigMap", "NicClusterPolicy")}
     check_plugin_configs(files, bad)
     for (ns, name), (fname, ann, cfg) in nads.items():
         rn = ann.get("k8s.v1.cni.cncf.io/resourceName")
@@ -315,6 +320,13 @@ def check(files, documented):
                     if r not in dp:
                         bad(fname, "%s requests %s, which no device plugin config defines"
                             % (where, r))
+                        continue
+                    # device-plugins.yaml and nicclusterpolicy.yaml are alternatives: each
+                    # must produce every resource on its own
+                    for src, res in dp_sources.items():
+                        if res and r not in res:
+                            bad(fname, "%s requests %s, which the %s configuration does not "
+                                "define (it is an alternative to the other)" % (where, r, src))
                 used = {}
                 for n in nets:
                     if (ns, n) not in nads:
@@ -567,6 +579,12 @@ def selftest(files, documented):
              if d["metadata"]["name"] == "rdma-devices"] and
          [d["spec"]["rdmaSharedDevicePlugin"].__setitem__(
              "config", d["spec"]["rdmaSharedDevicePlugin"]["config"].replace('"rdma3",', ''))
+          for f, docs in fs if f == "nicclusterpolicy.yaml" for d in docs]),
+        ("resource missing from one alternative", "the NicClusterPolicy configuration does "
+         "not define",
+         lambda fs: [d["spec"]["rdmaSharedDevicePlugin"].__setitem__(
+             "config", d["spec"]["rdmaSharedDevicePlugin"]["config"].replace(
+                 "rdma_shared_device_a", "rdma_shared_device_b"))
           for f, docs in fs if f == "nicclusterpolicy.yaml" for d in docs]),
         ("ConfigMap nobody reads", "the sriov device plugin reads kube-system/sriovdp-config",
          lambda fs: find(fs, "device-plugins.yaml", "ConfigMap")["metadata"].__setitem__(

@@ -14,6 +14,7 @@ fail=0
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
+unset RUN_NP RUN_RATE RUN_MINBYTES RUN_JSON SOFTVERBS_RATE # the sizing under test is the default
 BUILD=$B RUN_MAXBYTES=64K RUN_ITERS=2 RUN_MIN_TIME_MS=20 bash "$S/tools/run.sh" >"$out" 2>&1
 rc=$?
 ncpu=$(getconf _NPROCESSORS_ONLN)
@@ -55,4 +56,5 @@ bad() { # VAR=VALUE reason
 bad RUN_NP=x "run: RUN_NP=x: a positive number of ranks"
 bad RUN_RATE=fast "run: RUN_RATE=fast: Gb/s per port (a positive integer) or spec"
 bad RUN_MIN_TIME_MS=-1 "run: RUN_MIN_TIME_MS=-1: milliseconds, 0-600000"
+bad RUN_MIN_TIME_MS=600001 "run: RUN_MIN_TIME_MS=600001: milliseconds, 0-600000"
 exit $fail

@@ -158,6 +158,33 @@ doc hostnet-frontend n1 train-0 text NCCL_SOCKET_IFNAME=eno1
 expect_text hostnet/text "  front-end          mlx5_16 port 1 (eno1): the bootstrap interface" \
 	"  other GPUs' rails  rdma8, rdma9" "alignment          aligned" "Verdict: FIT"
 
+# every rail some GPU's GPUDirect rail, one GPU with none: that GPU stages through host
+# memory over the same rails (the band is not 0)
+sed -e 's/pod job1-0 gpus=gpu0,gpu1,gpu2,gpu3 /pod job1-0 gpus=gpu0,gpu1,gpu2,gpu4 /' \
+	-e 's/pod job2-0 gpus=gpu4,gpu5,gpu6,gpu7 /pod job2-0 gpus=gpu3,gpu5,gpu6,gpu7 /' \
+	"$S/test/fixtures/seeds-b4-aligned.spec" >"$W/lonely.spec"
+build lonely "$W/lonely.spec"
+doc lonely n1 job1-0 json
+judge "one GPU without a GPUDirect rail while every rail is one: staged, not 0" "
+assert a['host_memory'] == [] and a['gpus'][3]['gpudirect'] == [], a
+assert b['regime'] == 'paced-by-host-memory' and 0 < b['low'] < b['high'], b
+assert a['gpus'][3]['busbw_gbs']['low'] > 0, a['gpus'][3]
+assert b['basis'].startswith('GPU 3 (host GPU 4, 0000:8d:00.0) has no GPUDirect rail'), b
+assert a['verdict'] == 'misaligned' and 'GPU 3 (host GPU 4, 0000:8d:00.0) has no GPUDirect' in probs, probs"
+
+# hostNetwork on a node whose NICs are all far from the pod's GPUs: every rail is the pod's,
+# staged across the CPU, and that is the problem (not "no rail", not FIT)
+awk '/nic mlx5_[0-7] / { skip = 2 } skip > 0 { skip--; next } { print }' \
+	"$S/test/fixtures/hostnet-frontend.spec" >"$W/hostfar.spec"
+build hostfar "$W/hostfar.spec"
+doc hostfar n1 train-0 json NCCL_SOCKET_IFNAME=eno1
+judge "hostNetwork, no NIC near any of its GPUs: misaligned, staged" "
+assert a['hostnetwork'] and a['other_gpus'] == [] and a['front_end'] == ['eno1'], a
+assert len(a['host_memory']) == 8 and b['regime'] == 'staged-across-cpu', b
+assert a['verdict'] == 'misaligned' and not d['fit'], a['verdict']
+assert 'no RDMA NIC of this node is within PXB of GPU 0 (host GPU 0' in probs, probs
+assert 'Topology Manager' not in probs, probs"
+
 # ---- the fix that applies: outside Kubernetes, and where NUMA nodes span roots
 doc seeds-b4-misaligned n1 job1-0 json KUBERNETES_SERVICE_HOST=
 judge "misaligned outside Kubernetes: no kubelet advice" "

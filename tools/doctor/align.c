@@ -47,6 +47,21 @@ static bool is_nic(const struct rn_topo_dev *d)
 	return (d->class_id >> 8) == 0x02; /* network controller: Ethernet, InfiniBand, ... */
 }
 
+/*
+ * An RDMA NIC: a network controller with an RDMA device below it (hwloc's OpenFabrics OS
+ * device, "mlx5_4"). Onboard management NICs have only a netdev: no device plugin hands them
+ * out, so they take no part in alignment.
+ */
+static bool is_rdma_nic(const struct rn_topo_dev *d)
+{
+	return is_nic(d) && d->name[0];
+}
+
+const char *rn_align_level_str(const struct rn_topo *t)
+{
+	return t->gdr_level < 0 ? "none" : rn_path_type_str(t->gdr_level);
+}
+
 static const char *dev_label(const struct rn_topo_dev *d)
 {
 	return d->netdev[0] ? d->netdev : d->name[0] ? d->name : d->busid;
@@ -217,6 +232,12 @@ static double predict_bound(struct rn_align *a, const struct rn_coef *c, double 
 			k[a->gpus[g].gdr[i]]++;
 	}
 	a->regime = users ? RN_REGIME_PACED : RN_REGIME_GPUDIRECT;
+	/* every rail is some GPU's GPUDirect rail: the GPUs without one stage through host
+	 * memory over those same rails */
+	if (users && host_total <= 0)
+		for (int r = 0; r < a->nrails; r++)
+			if (counted(&a->rails[r]))
+				host_total += a->rails[r].speed / 8000.0 * c->host;
 	for (int g = 0; g < a->ngpus; g++) {
 		const struct rn_align_gpu *gp = &a->gpus[g];
 		double rate = 0;
@@ -240,7 +261,7 @@ static double predict_bound(struct rn_align *a, const struct rn_coef *c, double 
 void rn_align_predict(struct rn_align *a)
 {
 	double lo[RN_ALIGN_MAX], hi[RN_ALIGN_MAX], line = 0, cap = 0;
-	int pace_lo, pace_hi;
+	int pace_lo, pace_hi; /* the GPU that sets each end (one GPU's rate x the GPUs) */
 	char g[128] = "", pc[64], limit[96], host[64];
 	const struct rn_align_gpu *p;
 
@@ -270,10 +291,15 @@ void rn_align_predict(struct rn_align *a)
 			 "no GPU has a rail within %s: every byte is staged through host memory "
 			 "across the CPU, %.0f-%.0f%% of the rails' line rate (the field's worst "
 			 "case)",
-			 rn_path_type_str(a->topo->gdr_level), RN_EFF_STAGED_LO * 100,
+			 rn_align_level_str(a->topo), RN_EFF_STAGED_LO * 100,
 			 RN_EFF_STAGED_HI * 100);
 		break;
 	case RN_REGIME_PACED:
+		for (int i = 0; i < a->ngpus; i++)
+			if (!a->gpus[i].ngdr) {
+				rn_align_gpu_label(&a->gpus[i], g, sizeof(g));
+				break;
+			}
 		if (!a->gdr.works)
 			snprintf(a->basis, sizeof(a->basis),
 				 "GPUDirect RDMA is unavailable: every GPU stages its channels "
@@ -286,8 +312,8 @@ void rn_align_predict(struct rn_align *a)
 				 "%s has no GPUDirect rail: NCCL's channels through it are staged "
 				 "through host memory at %.0f-%.0f%% of the line rate of the "
 				 "host-memory rails, and pace the ring at %.1f-%.1f GB/s per GPU",
-				 g, RN_EFF_HOST_LO * 100, RN_EFF_HOST_HI * 100, lo[pace_hi],
-				 hi[pace_hi]);
+				 g, RN_EFF_HOST_LO * 100, RN_EFF_HOST_HI * 100,
+				 a->low_gbs / a->ngpus, a->high_gbs / a->ngpus);
 		break;
 	default:
 		limit[0] = '\0';
@@ -301,13 +327,22 @@ void rn_align_predict(struct rn_align *a)
 			"every GPU drives GPUDirect rails at %.0f-%.0f%% of their line rate%s; the "
 			"ring is paced by %s at %.1f-%.1f GB/s%s",
 			RN_EFF_GDR_LO * 100, RN_EFF_GDR_HI * 100,
-			a->ngdr < a->nrails - a->nfrontend - a->nother ? host : "", g, lo[pace_hi],
-			hi[pace_hi], limit);
+			a->ngdr < a->nrails - a->nfrontend - a->nother ? host : "", g,
+			a->low_gbs / a->ngpus, a->high_gbs / a->ngpus, limit);
 		break;
 	}
 }
 
 /* ---- the verdict ------------------------------------------------------------------------ */
+
+/* n is the NIC of one of the pod's front-end ports */
+static bool frontend_dev(const struct rn_align *a, const struct rn_topo_dev *n)
+{
+	for (int r = 0; r < a->nrails; r++)
+		if (a->rails[r].frontend && !strcmp(a->rails[r].device, n->name))
+			return true;
+	return false;
+}
 
 /* Topology Manager aligns by NUMA node: it can fix a pod only when, for each of its GPUs, every
  * NIC of the GPU's NUMA node is within NCCL's GPUDirect level of it. */
@@ -323,14 +358,15 @@ static bool numa_implies_level(const struct rn_align *a, char *why, size_t len)
 		for (int i = 0; i < a->topo->ndevs; i++) {
 			const struct rn_topo_dev *n = &a->topo->devs[i];
 
-			if (is_nic(n) && n->numa == gpu->numa && !near_gpu(a, gpu, n)) {
+			if (is_rdma_nic(n) && n->numa == gpu->numa && !near_gpu(a, gpu, n) &&
+			    !frontend_dev(a, n)) {
 				snprintf(why, len,
 					 "NUMA node %d holds %s, which is %s from GPU %s, farther "
 					 "than "
 					 "%s",
 					 gpu->numa, dev_label(n),
 					 rn_path_type_str(rn_topo_nccl_path(gpu, n)), gpu->busid,
-					 rn_path_type_str(a->topo->gdr_level));
+					 rn_align_level_str(a->topo));
 				return false;
 			}
 		}
@@ -354,7 +390,7 @@ static void decide(struct rn_align *a, const struct rn_align_env *env)
 	char numa_why[256] = "", level[16];
 	int avail = 0, nfar = 0, nlonely = 0, ncounted = a->nrails - a->nfrontend - a->nother;
 
-	snprintf(level, sizeof(level), "%s", rn_path_type_str(a->topo->gdr_level));
+	snprintf(level, sizeof(level), "%s", rn_align_level_str(a->topo));
 	for (int g = 0; g < a->ngpus; g++)
 		nlonely += !a->gpus[g].nnear;
 	gpu_list(a, true, lonely, sizeof(lonely));
@@ -369,15 +405,13 @@ static void decide(struct rn_align *a, const struct rn_align_env *env)
 
 		for (int g = 0; g < a->ngpus && !near; g++)
 			near = near_gpu(a, a->gpus[g].dev, d);
-		if (!is_nic(d) || !near)
+		if (!is_rdma_nic(d) || !near || frontend_dev(a, d))
 			continue;
 		avail++;
 		append(on_roots, sizeof(on_roots), dev_label(d));
 		if (!given(a, d))
 			append(missing, sizeof(missing), dev_label(d));
 	}
-	a->tm_applies = env->kubernetes && !a->hostnetwork &&
-			numa_implies_level(a, numa_why, sizeof(numa_why));
 	if (!a->topo->io || !a->topo->gpus_known) {
 		a->verdict = RN_ALIGN_UNKNOWN;
 		return;
@@ -390,6 +424,8 @@ static void decide(struct rn_align *a, const struct rn_align_env *env)
 		a->verdict = RN_ALIGN_NO_RAIL;
 		return;
 	}
+	a->tm_applies = env->kubernetes && !a->hostnetwork &&
+			numa_implies_level(a, numa_why, sizeof(numa_why));
 	if (!nlonely && !nfar) {
 		a->verdict = RN_ALIGN_ALIGNED;
 		return;
@@ -477,6 +513,7 @@ void rn_align_build(struct rn_align *a, const struct rn_discovery *d, const stru
 		    const struct rn_gdr *gdr, const struct rn_align_env *env)
 {
 	int roce = 0, own = 0;
+	bool anynear = false;
 
 	memset(a, 0, sizeof(*a));
 	a->topo = topo;
@@ -527,19 +564,23 @@ void rn_align_build(struct rn_align *a, const struct rn_discovery *d, const stru
 		}
 		r->gpudirect = r->near && gdr->works;
 		r->host_netdev = on_own_netdev(p, dev);
-		roce += p->link_layer != IBV_LINK_LAYER_INFINIBAND;
-		own += r->host_netdev;
 		/* the interface the pod's bootstrap uses, on no GPU's path, beside real rails */
 		r->frontend = env->bootstrap_if && r->ifname[0] && d->nports > 1 && !r->near &&
 			      !strcmp(r->ifname, env->bootstrap_if);
 		a->nfrontend += r->frontend;
+		/* hostNetwork: judged on the rails, a front-end port may sit on a bond or VLAN */
+		roce += p->link_layer != IBV_LINK_LAYER_INFINIBAND && !r->frontend;
+		own += r->host_netdev && !r->frontend;
+		anynear |= r->near && !r->frontend;
 	}
 	a->hostnetwork = roce > 0 && own == roce;
 	for (int r = 0; r < a->nrails; r++) {
 		struct rn_align_rail *rl = &a->rails[r];
 
-		rl->other = a->hostnetwork && topo->gpus_known && a->ngpus && !rl->near &&
-			    !rl->frontend;
+		/* other GPUs' rails only beside rails of this pod's own GPUs: where no GPU has a
+		 * rail, every rail is this pod's, staged through host memory */
+		rl->other = a->hostnetwork && topo->gpus_known && a->ngpus && anynear &&
+			    !rl->near && !rl->frontend;
 		a->nother += rl->other;
 		if (counted(rl)) {
 			a->ngdr += rl->gpudirect;
@@ -567,7 +608,7 @@ void rn_align_build(struct rn_align *a, const struct rn_discovery *d, const stru
 		for (int i = 0; i < topo->ndevs; i++) {
 			const struct rn_topo_dev *n = &topo->devs[i];
 
-			if (is_nic(n) && near_gpu(a, gp->dev, n) && !given(a, n))
+			if (is_rdma_nic(n) && near_gpu(a, gp->dev, n) && !given(a, n))
 				append(gp->not_given, sizeof(gp->not_given), dev_label(n));
 		}
 	}
@@ -635,7 +676,7 @@ void rn_align_text(const struct rn_align *a, FILE *o)
 {
 	char buf[1024], g[128], pc[64];
 	int ncounted = a->nrails - a->nfrontend - a->nother;
-	const char *level = rn_path_type_str(a->topo->gdr_level);
+	const char *level = rn_align_level_str(a->topo);
 
 	fprintf(o, "\nAlignment (topology %s; GPUs: %s)\n", a->topo->source, a->topo->gpu_source);
 	fprintf(o, "  GDR probe          %s\n", a->gdr.why);
@@ -785,7 +826,7 @@ void rn_align_json(const struct rn_align *a, FILE *o, void (*json_str)(FILE *, c
 	fprintf(o, ",\"topology_has_io\":%s,\"gpu_source\":", a->topo->io ? "true" : "false");
 	json_str(o, a->topo->gpu_source);
 	fprintf(o, ",\"gpus_known\":%s,\"gdr_level\":\"%s\",\"gdr\":{\"available\":%s,\"peermem\":",
-		a->topo->gpus_known ? "true" : "false", rn_path_type_str(a->topo->gdr_level),
+		a->topo->gpus_known ? "true" : "false", rn_align_level_str(a->topo),
 		a->gdr.works ? "true" : "false");
 	if (a->gdr.peermem)
 		json_str(o, a->gdr.peermem_how);

@@ -111,6 +111,8 @@ struct rn_align {
 void rn_align_build(struct rn_align *a, const struct rn_discovery *d, const struct rn_topo *topo,
 		    const struct rn_gdr *gdr, const struct rn_align_env *env);
 const char *rn_align_verdict_str(int verdict);
+/* NCCL_NET_GDR_LEVEL in force: "PXB", ..., "none" when GPUDirect is never allowed */
+const char *rn_align_level_str(const struct rn_topo *t);
 const char *rn_align_regime_str(int regime);
 /* "GPU 2 (host GPU 4, 0000:8d:00.0)" */
 const char *rn_align_gpu_label(const struct rn_align_gpu *g, char *buf, size_t len);

@@ -235,15 +235,20 @@ static void rn_doc_align_problems(struct rn_doc *doc)
 	if (a->what[0])
 		rn_doc_problem(doc, a->fix, "%s", a->what);
 	/* hostNetwork: the node's other rails are no problem, but NCCL may still use them */
-	for (int r = 0; r < a->nrails; r++)
-		if (a->rails[r].other)
+	for (int r = 0; r < a->nrails; r++) {
+		bool seen = false;
+
+		for (int q = 0; q < r && !seen; q++)
+			seen = a->rails[q].other && !strcmp(a->rails[q].device, a->rails[r].device);
+		if (a->rails[r].other && !seen)
 			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
 				 list[0] ? "," : "", a->rails[r].device);
+	}
 	if (list[0])
 		rn_doc_note(doc,
 			    "hostNetwork: the pod sees %d rails within %s only of GPUs it was not "
 			    "given; NCCL_IB_HCA=^=%s keeps this job off them",
-			    a->nother, rn_path_type_str(a->topo->gdr_level), list);
+			    a->nother, rn_align_level_str(a->topo), list);
 	for (int r = 0; r < a->nrails; r++)
 		if (a->rails[r].frontend)
 			rn_doc_note(
@@ -252,7 +257,7 @@ static void rn_doc_align_problems(struct rn_doc *doc)
 				"GPU: a front-end NIC, not a rail (NCCL_IB_HCA=^=%s keeps data off "
 				"it)",
 				a->rails[r].device, a->rails[r].port, a->rails[r].ifname,
-				rn_path_type_str(a->topo->gdr_level), a->rails[r].device);
+				rn_align_level_str(a->topo), a->rails[r].device);
 	(void)g;
 }
 
