@@ -17,7 +17,7 @@ anything; values are checked):
              rail PF (rdmaN) that a device-plugin resource the pod requests selects; a NAD's
              resourceName is a defined resource the pod requests once per attachment; every
              device resource a pod requests is defined by a device-plugin config; full-node
-             jobs attach 16 rails;
+             jobs attach 16 rails (the InfiniBand job none);
   drop-in    each MPIJob worker has the railnet-install init container (railnet image,
              emptyDir at its target) followed by a railnet-doctor init container, and
              NCCL_NET_PLUGIN is the plugin's path in that emptyDir;
@@ -57,6 +57,7 @@ ALLOW = {"NCCL_NET_PLUGIN", "NCCL_NET", "NCCL_DEBUG", "NCCL_DEBUG_SUBSYS",
          "NCCL_DEBUG_FILE", "NCCL_SOCKET_IFNAME"}
 FORBIDDEN = ("NCCL_IB_HCA", "NCCL_IB_GID_INDEX")
 HOSTNET_FILE = "mpijob-hostnetwork.yaml"
+IB_FILE = "mpijob-infiniband.yaml"  # InfiniBand: GID 0 in every namespace, no per-pod rail NADs
 PLUGIN_FILE = "libnccl-net-railnet.so"
 RAILNET_IMAGE_RE = re.compile(r"/railnet/railnet:[0-9][^:]*$")
 FULL_NODE_RAILS = 16
@@ -233,10 +234,10 @@ def check(files, documented):
                 ipam = cfg.get("ipam", {})
                 if ipam.get("type") != "whereabouts" or "range" not in ipam:
                     bad(fname, "NAD %s: IPAM is not a whereabouts pool with a range" % key[1])
-                if cfg.get("type") == "ipvlan" and not re.match(r"^rdma\d+$",
-                                                                 cfg.get("master", "")):
-                    bad(fname, "NAD %s: ipvlan master %r is not a rail PF rdmaN"
-                        % (key[1], cfg.get("master")))
+                if cfg.get("type") in ("ipvlan", "macvlan") and \
+                        not re.match(r"^rdma\d+$", cfg.get("master", "")):
+                    bad(fname, "NAD %s: %s master %r is not a rail PF rdmaN"
+                        % (key[1], cfg.get("type"), cfg.get("master")))
     dp = device_plugin_resources(files)
     dp_sources = {src: device_plugin_resources(files, src)
                   for src in ("ConfigMap", "NicClusterPolicy")}
@@ -337,16 +338,21 @@ def check(files, documented):
                     rn = ann.get("k8s.v1.cni.cncf.io/resourceName")
                     if rn:
                         used[rn] = used.get(rn, 0) + 1
-                    if cfg.get("type") == "ipvlan":
+                    if cfg.get("type") in ("ipvlan", "macvlan"):
                         master = cfg.get("master")
                         if not any(master in dp.get(r, ()) for r in want):
-                            bad(fname, "%s attaches %s (ipvlan on %s) but requests no device "
-                                "resource that selects %s" % (where, n, master, master))
+                            bad(fname, "%s attaches %s (%s on %s) but requests no device "
+                                "resource that selects %s" % (where, n, cfg.get("type"),
+                                                              master, master))
                 for rn, k in used.items():
                     if want.get(rn, 0) < k:
                         bad(fname, "%s attaches %d network(s) of resource %s but requests %d"
                             % (where, k, rn, want.get(rn, 0)))
-                if role == "Worker" and fname != HOSTNET_FILE and len(nets) != FULL_NODE_RAILS:
+                if role == "Worker" and fname == IB_FILE and nets:
+                    bad(fname, "%s attaches %d networks: InfiniBand needs none (GID 0 is in "
+                        "every namespace)" % (where, len(nets)))
+                if role == "Worker" and fname not in (HOSTNET_FILE, IB_FILE) and \
+                        len(nets) != FULL_NODE_RAILS:
                     bad(fname, "%s attaches %d rails, want %d (full node)"
                         % (where, len(nets), FULL_NODE_RAILS))
 
@@ -586,6 +592,15 @@ def selftest(files, documented):
              "config", d["spec"]["rdmaSharedDevicePlugin"]["config"].replace(
                  "rdma_shared_device_a", "rdma_shared_device_b"))
           for f, docs in fs if f == "nicclusterpolicy.yaml" for d in docs]),
+        ("macvlan on a non-rail", "macvlan master 'eth0' is not a rail PF rdmaN",
+         lambda fs: [d["spec"].__setitem__("config", d["spec"]["config"].replace(
+             '"master": "rdma0"', '"master": "eth0"')) for f, docs in fs
+             if f == "rails-macvlan.yaml" for d in docs
+             if d["metadata"]["name"] == "rail-macvlan-00"]),
+        ("InfiniBand job with rail NADs", "InfiniBand needs none",
+         lambda fs: find(fs, "mpijob-infiniband.yaml", "MPIJob", "Worker").setdefault(
+             "metadata", {}).setdefault("annotations", {}).__setitem__(
+                 "k8s.v1.cni.cncf.io/networks", "rail-ipvlan-00")),
         ("ConfigMap nobody reads", "the sriov device plugin reads kube-system/sriovdp-config",
          lambda fs: find(fs, "device-plugins.yaml", "ConfigMap")["metadata"].__setitem__(
              "namespace", "nvidia-network-operator")),
