@@ -13,7 +13,9 @@ anything; values are checked):
   privilege  hostNetwork, hostPID, hostIPC and privileged only in mpijob-hostnetwork.yaml
              (and privileged not even there); no capability added but IPC_LOCK;
   networks   every network a pod attaches is a NetworkAttachmentDefinition of its namespace
-             whose config is valid JSON with whereabouts IPAM; an ipvlan NAD's master is a
+             whose config is valid JSON (a plugin or a chain) with whereabouts IPAM, or NVIDIA
+             IPAM from an IPPool of the set (subnet, perNodeBlockSize, gateway checked; a
+             node's block holds the addresses one pod takes from it); an ipvlan NAD's master is a
              rail PF (rdmaN) that a device-plugin resource the pod requests selects; a NAD's
              resourceName is a defined resource the pod requests once per attachment; every
              device resource a pod requests is defined by a device-plugin config; full-node
@@ -218,6 +220,13 @@ def check(files, documented):
 
     known = documented | ALLOW
     nads = {}
+    nv_ipam_uses = []
+    pools = {}
+    for fname, docs in files:
+        for d in docs:
+            if d.get("kind") == "IPPool":
+                pools[d.get("metadata", {}).get("name")] = (fname, d)
+                check_ippool(fname, d, bad)
     for fname, docs in files:
         for d in docs:
             if d.get("kind") == "NetworkAttachmentDefinition":
@@ -228,16 +237,26 @@ def check(files, documented):
                 except ValueError as e:
                     bad(fname, "NAD %s: config is not JSON: %s" % (key[1], e))
                     continue
-                nads[key] = (fname, md.get("annotations") or {}, cfg)
                 if cfg.get("name") != key[1]:
                     bad(fname, "NAD %s: config name is %r" % (key[1], cfg.get("name")))
+                if "plugins" in cfg:  # a chain (conflist): the first plugin makes the interface
+                    chain = cfg.get("plugins") or [{}]
+                    cfg = dict(chain[0], name=cfg.get("name"), chain=[c.get("type")
+                                                                       for c in chain])
+                nads[key] = (fname, md.get("annotations") or {}, cfg)
                 ipam = cfg.get("ipam", {})
-                if ipam.get("type") != "whereabouts" or "range" not in ipam:
-                    bad(fname, "NAD %s: IPAM is not a whereabouts pool with a range" % key[1])
+                if ipam.get("type") == "nv-ipam":
+                    nv_ipam_uses.append((fname, key[1], ipam.get("poolName")))
+                elif ipam.get("type") != "whereabouts" or "range" not in ipam:
+                    bad(fname, "NAD %s: IPAM is neither a whereabouts pool with a range nor an "
+                        "NVIDIA IPAM pool" % key[1])
                 if cfg.get("type") in ("ipvlan", "macvlan") and \
                         not re.match(r"^rdma\d+$", cfg.get("master", "")):
                     bad(fname, "NAD %s: %s master %r is not a rail PF rdmaN"
                         % (key[1], cfg.get("type"), cfg.get("master")))
+    for fname, nad, pool in nv_ipam_uses:
+        if pool not in pools:
+            bad(fname, "NAD %s: NVIDIA IPAM pool %r is no IPPool of the set" % (nad, pool))
     dp = device_plugin_resources(files)
     dp_sources = {src: device_plugin_resources(files, src)
                   for src in ("ConfigMap", "NicClusterPolicy")}
@@ -344,6 +363,18 @@ def check(files, documented):
                             bad(fname, "%s attaches %s (%s on %s) but requests no device "
                                 "resource that selects %s" % (where, n, cfg.get("type"),
                                                               master, master))
+                per_pool = {}
+                for n in nets:
+                    ipam = nads.get((ns, n), (None, None, {}))[2].get("ipam", {})
+                    if ipam.get("type") == "nv-ipam":
+                        per_pool[ipam.get("poolName")] = per_pool.get(ipam.get("poolName"), 0) + 1
+                for pool, k in per_pool.items():
+                    size = ((pools.get(pool, (None, {}))[1].get("spec") or {})
+                            .get("perNodeBlockSize", 0))
+                    if isinstance(size, int) and size < k:
+                        bad(fname, "%s takes %d addresses from NVIDIA IPAM pool %s, whose "
+                            "perNodeBlockSize is %d: not one such pod fits on a node"
+                            % (where, k, pool, size))
                 for rn, k in used.items():
                     if want.get(rn, 0) < k:
                         bad(fname, "%s attaches %d network(s) of resource %s but requests %d"
@@ -389,6 +420,33 @@ def check(files, documented):
     if not plugin_path:
         problems.append("docker/k8s: no container sets NCCL_NET_PLUGIN")
     return problems
+
+
+def check_ippool(fname, d, bad):
+    """NVIDIA IPAM's IPPool (nv-ipam.nvidia.com/v1alpha1): the fields it needs, checked
+    against the CRD's meaning (no packaged schema exists)."""
+    import ipaddress
+    name = d.get("metadata", {}).get("name")
+    spec = d.get("spec") or {}
+    if d.get("apiVersion") != "nv-ipam.nvidia.com/v1alpha1":
+        bad(fname, "IPPool %s: apiVersion %r, want nv-ipam.nvidia.com/v1alpha1"
+            % (name, d.get("apiVersion")))
+    try:
+        net = ipaddress.ip_network(spec.get("subnet", ""), strict=True)
+    except ValueError as e:
+        bad(fname, "IPPool %s: subnet %r is not a network: %s" % (name, spec.get("subnet"), e))
+        return
+    size = spec.get("perNodeBlockSize")
+    if not isinstance(size, int) or size < 2 or size > net.num_addresses:
+        bad(fname, "IPPool %s: perNodeBlockSize %r must be an integer from 2 to the subnet's "
+            "%d addresses" % (name, size, net.num_addresses))
+    gw = spec.get("gateway")
+    if gw is not None and ipaddress.ip_address(gw) not in net:
+        bad(fname, "IPPool %s: gateway %s is outside %s" % (name, gw, net))
+    extra = set(spec) - {"subnet", "perNodeBlockSize", "gateway", "nodeSelector", "exclusions",
+                         "defaultGateway", "staticAllocations"}
+    if extra:
+        bad(fname, "IPPool %s: unknown spec fields %s" % (name, sorted(extra)))
 
 
 PSA_LEVELS = {"restricted": 0, "baseline": 1, "privileged": 2}
@@ -601,6 +659,15 @@ def selftest(files, documented):
          lambda fs: find(fs, "mpijob-infiniband.yaml", "MPIJob", "Worker").setdefault(
              "metadata", {}).setdefault("annotations", {}).__setitem__(
                  "k8s.v1.cni.cncf.io/networks", "rail-ipvlan-00")),
+        ("NVIDIA IPAM block too small", "whose perNodeBlockSize is 8",
+         lambda fs: find(fs, "rails-ipvlan-nvipam.yaml", "IPPool")["spec"].__setitem__(
+             "perNodeBlockSize", 8)),
+        ("NVIDIA IPAM pool missing", "NVIDIA IPAM pool 'rdma-ipvlan-pool' is no IPPool",
+         lambda fs: [docs.remove(d) for f, docs in fs if f == "rails-ipvlan-nvipam.yaml"
+                     for d in list(docs) if d.get("kind") == "IPPool"]),
+        ("IPPool subnet", "subnet '10.239.255.1/24' is not a network",
+         lambda fs: find(fs, "rails-ipvlan-nvipam.yaml", "IPPool")["spec"].__setitem__(
+             "subnet", "10.239.255.1/24")),
         ("ConfigMap nobody reads", "the sriov device plugin reads kube-system/sriovdp-config",
          lambda fs: find(fs, "device-plugins.yaml", "ConfigMap")["metadata"].__setitem__(
              "namespace", "nvidia-network-operator")),
