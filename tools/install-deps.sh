@@ -12,7 +12,7 @@ pkgs=(
 	libibverbs-dev libcmocka-dev libhwloc-dev
 	libopenmpi-dev openmpi-bin
 	perftest iproute2 shellcheck yamllint gnuplot-nox
-	python3-yaml debootstrap
+	python3-yaml python3-jsonschema debootstrap
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

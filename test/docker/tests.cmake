@@ -66,6 +66,11 @@ if(RN_DOCKER_PYTHON3)
 		${RN_DOCKER_TEST_DIR}/check_manifests.py ${CMAKE_SOURCE_DIR})
 	rn_docker_test(docker_manifests_selftest ${RN_DOCKER_PYTHON3}
 		${RN_DOCKER_TEST_DIR}/check_manifests.py --selftest ${CMAKE_SOURCE_DIR})
+	# the custom resources against our schemas of their CRDs (test/docker/schemas/)
+	rn_docker_test(docker_manifest_schemas ${RN_DOCKER_PYTHON3}
+		${RN_DOCKER_TEST_DIR}/check_schemas.py ${CMAKE_SOURCE_DIR})
+	rn_docker_test(docker_manifest_schemas_selftest ${RN_DOCKER_PYTHON3}
+		${RN_DOCKER_TEST_DIR}/check_schemas.py --selftest ${CMAKE_SOURCE_DIR})
 	rn_docker_test(docker_dockerfile_lint ${RN_DOCKER_PYTHON3}
 		${RN_DOCKER_TEST_DIR}/lint_dockerfile.py ${CMAKE_SOURCE_DIR})
 	rn_docker_test(docker_dockerfile_lint_selftest ${RN_DOCKER_PYTHON3}
