@@ -33,7 +33,8 @@ esac
 min_ok=1
 case "${RUN_MIN_TIME_MS:-0}" in
 *[!0-9]* | "") min_ok=0 ;;
-*) if [ "${#RUN_MIN_TIME_MS}" -gt 6 ] || [ "${RUN_MIN_TIME_MS:-0}" -gt 600000 ]; then min_ok=0; fi ;;
+*) min=${RUN_MIN_TIME_MS:-0}
+	if [ "${#min}" -gt 6 ] || [ "$min" -gt 600000 ]; then min_ok=0; fi ;;
 esac
 [ "$min_ok" = 1 ] || { echo "run: RUN_MIN_TIME_MS=$RUN_MIN_TIME_MS: milliseconds, 0-600000" >&2; exit 2; }
 [ -d "$BUILD" ] || { echo "run: no build directory $BUILD (make)" >&2; exit 1; }

@@ -599,8 +599,6 @@ void rn_align_build(struct rn_align *a, const struct rn_discovery *d, const stru
 				gp->near[gp->nnear++] = r;
 				if (gdr->works)
 					gp->gdr[gp->ngdr++] = r;
-				else
-					gp->host[gp->nhost++] = r;
 			} else {
 				gp->host[gp->nhost++] = r;
 			}

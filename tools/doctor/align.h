@@ -54,7 +54,7 @@ struct rn_align_gpu {
 	int ngdr;
 	int near[RN_ALIGN_MAX]; /* rails[] within the GPUDirect level (gdr[] when GDR works) */
 	int nnear;
-	int host[RN_ALIGN_MAX]; /* the pod's other rails: host memory if NCCL uses them for it */
+	int host[RN_ALIGN_MAX]; /* the pod's rails outside its level: host memory if used */
 	int nhost;
 	char not_given[512];	  /* NICs within the level that the pod was not given, "" none */
 	double low_gbs, high_gbs; /* predicted network rate through this GPU */
