@@ -23,7 +23,8 @@ unset RUN_NP RUN_RATE RUN_MINBYTES RUN_JSON RUN_MIN_TIME_MS SOFTVERBS_RATE
 BUILD=$B RUN_MAXBYTES=64K RUN_ITERS=2 bash "$S/tools/run.sh" >"$out" 2>&1
 rc=$?
 ncpu=$(getconf _NPROCESSORS_ONLN)
-if [ "$ncpu" -ge 8 ]; then np=4 rate=10; else np=2 rate=4; fi
+if [ "$ncpu" -ge 8 ]; then np=4; else np=2; fi
+rate=4
 want=(
 	"== railnet on this machine's libibverbs =="
 	"== softverbs pod pod0 on n0: railnet-doctor =="
