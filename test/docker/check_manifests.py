@@ -34,6 +34,9 @@ anything; values are checked):
   plugins    every device plugin configuration (ConfigMap, or NicClusterPolicy member) is read:
              ConfigMaps under the name and namespace their plugin reads, one per plugin;
              PFs are selected by pciAddresses, never by pfNames without a VF range;
+  dra        a ResourceClaimTemplate ties each GPU request to a NIC request with a
+             matchAttribute on resource.kubernetes.io/pcieRoot; pods use templates of their
+             namespace and containers only the claims their pod declares;
   kubelet    the KubeletConfiguration has topologyManagerPolicy restricted, scope pod;
   doctor     the doctor Job runs railnet-doctor --json.
 --selftest plants one mistake of each kind in a copy of the manifests and checks that each
@@ -60,6 +63,8 @@ ALLOW = {"NCCL_NET_PLUGIN", "NCCL_NET", "NCCL_DEBUG", "NCCL_DEBUG_SUBSYS",
 FORBIDDEN = ("NCCL_IB_HCA", "NCCL_IB_GID_INDEX")
 HOSTNET_FILE = "mpijob-hostnetwork.yaml"
 IB_FILE = "mpijob-infiniband.yaml"  # InfiniBand: GID 0 in every namespace, no per-pod rail NADs
+DRA_FILE = "mpijob-dra.yaml"  # DRA: the claim's NIC driver moves the PFs in, no NADs
+PCIE_ROOT = "resource.kubernetes.io/pcieRoot"
 PLUGIN_FILE = "libnccl-net-railnet.so"
 RAILNET_IMAGE_RE = re.compile(r"/railnet/railnet:[0-9][^:]*$")
 FULL_NODE_RAILS = 16
@@ -269,6 +274,13 @@ def check(files, documented):
 
     plugin_path = None
     ns_need, ns_where, namespaces = {}, {}, {}
+    claim_templates = {}
+    for fname, docs in files:
+        for d in docs:
+            if d.get("kind") == "ResourceClaimTemplate":
+                md = d.get("metadata", {}) or {}
+                claim_templates[(md.get("namespace", "default"), md.get("name"))] = d
+                check_claim_template(fname, d, bad)
     kubelet_seen = False
     doctor_job_seen = False
     for fname, docs in files:
@@ -382,11 +394,13 @@ def check(files, documented):
                 if role == "Worker" and fname == IB_FILE and nets:
                     bad(fname, "%s attaches %d networks: InfiniBand needs none (GID 0 is in "
                         "every namespace)" % (where, len(nets)))
-                if role == "Worker" and fname not in (HOSTNET_FILE, IB_FILE) and \
+                if role == "Worker" and fname not in (HOSTNET_FILE, IB_FILE, DRA_FILE) and \
                         len(nets) != FULL_NODE_RAILS:
                     bad(fname, "%s attaches %d rails, want %d (full node)"
                         % (where, len(nets), FULL_NODE_RAILS))
 
+                # DRA claims: each one a template of the namespace, used by the containers
+                check_claims(fname, where, ns, spec, claim_templates, bad)
                 # The drop-in.
                 if role == "Worker":
                     check_dropin(fname, where, spec, bad)
@@ -447,6 +461,41 @@ def check_ippool(fname, d, bad):
                          "defaultGateway", "staticAllocations"}
     if extra:
         bad(fname, "IPPool %s: unknown spec fields %s" % (name, sorted(extra)))
+
+
+def check_claim_template(fname, d, bad):
+    """A DRA claim that aligns GPUs and NICs: every request that asks for GPUs is in a
+    matchAttribute constraint on resource.kubernetes.io/pcieRoot with a request for NICs."""
+    name = d.get("metadata", {}).get("name")
+    devs = ((d.get("spec") or {}).get("spec") or {}).get("devices") or {}
+    reqs = {r.get("name"): (r.get("exactly") or {}).get("deviceClassName", "")
+            for r in devs.get("requests") or []}
+    gpus = {n for n, c in reqs.items() if c.startswith("gpu.")}
+    paired = set()
+    for c in devs.get("constraints") or []:
+        names = set(c.get("requests") or [])
+        if c.get("matchAttribute") == PCIE_ROOT and names & gpus and names - gpus:
+            paired |= names & gpus
+        for n in names - set(reqs):
+            bad(fname, "ResourceClaimTemplate %s: constraint names request %s, which it does "
+                "not make" % (name, n))
+    for n in sorted(gpus - paired):
+        bad(fname, "ResourceClaimTemplate %s: GPU request %s shares no %s constraint with a NIC "
+            "request: its GPUs and NICs may sit on different roots" % (name, n, PCIE_ROOT))
+
+
+def check_claims(fname, where, ns, spec, templates, bad):
+    claims = {c.get("name"): c for c in spec.get("resourceClaims") or []}
+    for n, c in claims.items():
+        t = c.get("resourceClaimTemplateName")
+        if t and (ns, t) not in templates:
+            bad(fname, "%s: claim %s uses ResourceClaimTemplate %s, which namespace %s does not "
+                "have" % (where, n, t, ns))
+    for c in containers(spec):
+        for r in (c.get("resources") or {}).get("claims") or []:
+            if r.get("name") not in claims:
+                bad(fname, "%s container %s uses claim %s, which the pod does not declare"
+                    % (where, c.get("name"), r.get("name")))
 
 
 PSA_LEVELS = {"restricted": 0, "baseline": 1, "privileged": 2}
@@ -668,6 +717,12 @@ def selftest(files, documented):
         ("IPPool subnet", "subnet '10.239.255.1/24' is not a network",
          lambda fs: find(fs, "rails-ipvlan-nvipam.yaml", "IPPool")["spec"].__setitem__(
              "subnet", "10.239.255.1/24")),
+        ("DRA GPUs not tied to a NIC's root", "GPU request gpus-b shares no",
+         lambda fs: find(fs, "mpijob-dra.yaml", "ResourceClaimTemplate")["spec"]["spec"][
+             "devices"]["constraints"].pop()),
+        ("DRA claim of an unknown template", "which namespace llm-training does not have",
+         lambda fs: find(fs, "mpijob-dra.yaml", "MPIJob", "Worker")["spec"][
+             "resourceClaims"][0].__setitem__("resourceClaimTemplateName", "nope")),
         ("ConfigMap nobody reads", "the sriov device plugin reads kube-system/sriovdp-config",
          lambda fs: find(fs, "device-plugins.yaml", "ConfigMap")["metadata"].__setitem__(
              "namespace", "nvidia-network-operator")),

@@ -8,7 +8,8 @@ No packaged schema exists for these CRDs, so test/docker/schemas/ holds our own,
 the CRDs' fields (types, enums, required members, and no unknown member where a typo would
 silently change behaviour, such as a misspelt launcherCreationPolicy):
   MPIJob kubeflow.org/v2beta1, NetworkAttachmentDefinition k8s.cni.cncf.io/v1,
-  NicClusterPolicy mellanox.com/v1alpha1, IPPool nv-ipam.nvidia.com/v1alpha1.
+  NicClusterPolicy mellanox.com/v1alpha1, IPPool nv-ipam.nvidia.com/v1alpha1, and DRA's
+  ResourceClaimTemplate resource.k8s.io/v1 (the fields used).
 Every document of one of those kinds must validate; a document of such an apiVersion whose
 kind has no schema is an error too. Core kinds (Job, ConfigMap, Namespace,
 KubeletConfiguration) are left to check_manifests.py. --selftest plants one mistake per
@@ -36,6 +37,7 @@ SCHEMAS = {
     ("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition"): "networkattachmentdefinition-v1.json",
     ("mellanox.com/v1alpha1", "NicClusterPolicy"): "nicclusterpolicy-v1alpha1.json",
     ("nv-ipam.nvidia.com/v1alpha1", "IPPool"): "ippool-v1alpha1.json",
+    ("resource.k8s.io/v1", "ResourceClaimTemplate"): "resourceclaimtemplate-v1.json",
 }
 GROUPS = {api for api, _ in SCHEMAS}
 
@@ -103,6 +105,9 @@ def selftest(files, validators):
         ("IPPool without a block size", "'perNodeBlockSize' is a required property",
          lambda fs: doc(fs, "rails-ipvlan-nvipam.yaml", "IPPool")["spec"].pop(
              "perNodeBlockSize")),
+        ("DRA request without a device class", "'deviceClassName' is a required property",
+         lambda fs: doc(fs, "mpijob-dra.yaml", "ResourceClaimTemplate")["spec"]["spec"][
+             "devices"]["requests"][0]["exactly"].pop("deviceClassName")),
         ("unknown kind of a known group", "no schema for kind MPIJobs",
          lambda fs: doc(fs, "mpijob-macvlan.yaml", "MPIJob").__setitem__("kind", "MPIJobs")),
     ]
