@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# Front door over CMake/CTest. Targets: all (default), run, test, lint, docs, bench, fuzz,
+# Front door over CMake/CTest. Targets: all (default), run, test, lint, docs, bench, fuzz, arm64,
 # clean, softverbs (the userspace RDMA fabric alone: softverbs/README.md).
 #   make SANITIZER=address|undefined|thread|address,undefined   sanitizer build (own build dir)
 #   make CC=clang                                                 clang build (own build dir)
@@ -37,7 +37,7 @@ CMAKE_ARGS := -DCMAKE_C_COMPILER=$(CC) -DSANITIZER=$(SANITIZER) \
 FUZZ_CMAKE_ARGS := -DCMAKE_C_COMPILER=clang -DSANITIZER=$(SANITIZER) \
 	-DRAILNET_WERROR=$(if $(filter 1,$(WERROR)),ON,OFF)
 
-.PHONY: all configure deps softverbs test run lint docs bench plot fuzz clean
+.PHONY: all configure deps softverbs test run lint docs bench plot fuzz arm64 clean
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS) $(VERBOSE_FLAG)
@@ -72,6 +72,10 @@ fuzz: deps
 	@cmake -S . -B $(FUZZ_BUILD) $(FUZZ_CMAKE_ARGS) >/dev/null
 	cmake --build $(FUZZ_BUILD) --target fuzzers -j $(JOBS) $(VERBOSE_FLAG)
 	FUZZ_TIME=$(FUZZ_TIME) ./test/fuzz/fuzz.sh grow $(FUZZ_BUILD) $(FUZZ_TARGETS)
+
+# the plugin for aarch64 with Debian's cross gcc, and its checks (tools/cross-arm64.sh)
+arm64: deps all
+	WERROR=$(WERROR) RN_SV_MKVIEW=$(BUILD)/bin/sv-mkview ./tools/cross-arm64.sh --check build-aarch64
 
 plot:
 	./bench/railnet-bench/plot.sh $(or $(PNG),busbw.png) $(FILES)

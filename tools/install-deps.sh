@@ -13,6 +13,7 @@ pkgs=(
 	libopenmpi-dev openmpi-bin
 	perftest iproute2 shellcheck yamllint gnuplot-nox
 	python3-yaml python3-jsonschema debootstrap
+	buildah gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

@@ -5,11 +5,7 @@
 set(RN_IT_DIR ${CMAKE_CURRENT_LIST_DIR})
 set(RN_NCCL_HEADERS ${CMAKE_SOURCE_DIR}/nccl_headers)
 
-# railnet-loadcheck: sees only nccl_headers/ and libdl, exactly what NCCL sees.
-add_executable(railnet-loadcheck ${RN_IT_DIR}/rn_loadcheck.c)
-target_include_directories(railnet-loadcheck PRIVATE ${RN_NCCL_HEADERS})
-target_link_libraries(railnet-loadcheck PRIVATE ${CMAKE_DL_LIBS})
-add_dependencies(railnet-loadcheck nccl-net-railnet)
+include(${RN_IT_DIR}/loadcheck.cmake)
 
 # By the name NCCL uses, found through LD_LIBRARY_PATH; newest version first.
 set(RN_LOADCHECK_ENV "LD_LIBRARY_PATH=${CMAKE_BINARY_DIR}" "NCCL_DEBUG=INFO")
@@ -45,6 +41,14 @@ rn_add_test(NAME test_cycles SOURCES ${RN_IT_DIR}/test_cycles.c LIBS ${CMAKE_DL_
 add_dependencies(test_cycles nccl-net-railnet)
 
 find_program(RN_BASH_PROG bash)
+# The arm64 cross-build (tools/cross-arm64.sh --check): its own compiler and build directory,
+# so only the plain gcc build runs it.
+if(RN_BASH_PROG AND NOT SANITIZER AND CMAKE_C_COMPILER_ID STREQUAL "GNU")
+	add_test(NAME cross_arm64 COMMAND ${RN_BASH_PROG} ${CMAKE_SOURCE_DIR}/tools/cross-arm64.sh
+		--check ${CMAKE_BINARY_DIR}/aarch64)
+	set_tests_properties(cross_arm64 PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900 RUN_SERIAL TRUE
+		LABELS "integration;abi" ENVIRONMENT "RN_SV_MKVIEW=${CMAKE_BINARY_DIR}/bin/sv-mkview")
+endif()
 if(RN_BASH_PROG)
 	add_test(NAME check_exports
 		COMMAND ${RN_BASH_PROG} ${RN_IT_DIR}/check_exports.sh
