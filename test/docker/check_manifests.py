@@ -38,7 +38,10 @@ anything; values are checked):
              matchAttribute on resource.kubernetes.io/pcieRoot; pods use templates of their
              namespace and containers only the claims their pod declares;
   kubelet    the KubeletConfiguration has topologyManagerPolicy restricted, scope pod;
-  doctor     the doctor Job runs railnet-doctor --json.
+  doctor     the doctor Job runs railnet-doctor --json; doctor-job.py's Job for each MPIJob
+             passes every check above as that MPIJob's pods do, asks for the worker's device
+             resources, networks, claims, tolerations and host network, and doctor-job.yaml is
+             what it prints for mpijob-ipvlan.yaml.
 --selftest plants one mistake of each kind in a copy of the manifests and checks that each
 is reported. Exit: 0 ok, 1 problems, 77 PyYAML missing (Debian: python3-yaml).
 """
@@ -70,6 +73,91 @@ RAILNET_IMAGE_RE = re.compile(r"/railnet/railnet:[0-9][^:]*$")
 FULL_NODE_RAILS = 16
 NOT_DEVICES = {"cpu", "memory", "ephemeral-storage", "nvidia.com/gpu"}
 NAME_RE = re.compile(r"^(NCCL|RAILNET)_[A-Z0-9_]+$")
+
+
+def load_doctor_job():
+    """docker/k8s/doctor-job.py as a module (its name has a dash)."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docker",
+                        "k8s", "doctor-job.py")
+    spec = importlib.util.spec_from_file_location("doctor_job", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+DOCTOR_JOB = load_doctor_job()
+DOCTOR_JOB_FILE = "doctor-job.yaml"
+DOCTOR_JOB_SOURCE = "mpijob-ipvlan.yaml"
+
+
+def first_difference(a, b, path=""):
+    """The path of the first place where two parsed documents differ, or None."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in list(a) + [k for k in b if k not in a]:
+            if k not in a or k not in b:
+                return "%s.%s" % (path, k)
+            d = first_difference(a[k], b[k], "%s.%s" % (path, k))
+            if d:
+                return d
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return "%s (%d against %d items)" % (path, len(a), len(b))
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = first_difference(x, y, "%s[%d]" % (path, i))
+            if d:
+                return d
+        return None
+    return None if a == b else path or "."
+
+
+def doctor_jobs(files, bad):
+    """[(MPIJob file, [its doctor Job])] from doctor-job.py, each compared with its worker;
+    and doctor-job.yaml against the one for DOCTOR_JOB_SOURCE."""
+    out = []
+    for fname, docs in files:
+        if not any(d.get("kind") == "MPIJob" for d in docs):
+            continue
+        try:
+            job, template = DOCTOR_JOB.find_worker(docs)
+            node = "gpu-node-01"
+            gen = DOCTOR_JOB.make_job(job, template, node, "railnet-doctor-" + node,
+                                      DOCTOR_JOB.railnet_image(template.get("spec") or {}))
+        except DOCTOR_JOB.Unreadable as e:
+            bad(fname, "doctor-job.py cannot make its doctor Job: %s" % e)
+            continue
+        wspec, gspec = template.get("spec") or {}, gen["spec"]["template"]["spec"]
+        wmeta = template.get("metadata") or {}
+        gmeta = gen["spec"]["template"].get("metadata") or {}
+        where = "doctor-job.py's Job for %s" % fname
+        if attached_networks(wmeta) != attached_networks(gmeta):
+            bad(fname, "%s attaches %s, the worker %s" % (where, attached_networks(gmeta),
+                                                          attached_networks(wmeta)))
+        glim = limits(gspec["containers"][0])
+        for c in containers(wspec):
+            for r, v in limits(c).items():
+                if r not in ("cpu", "memory", "ephemeral-storage") and \
+                        int(glim.get(r, 0)) < int(v):
+                    bad(fname, "%s asks for %s of %s, the worker %s" % (where, glim.get(r, 0),
+                                                                      r, v))
+        for k in ("tolerations", "hostNetwork", "resourceClaims"):
+            if wspec.get(k) != gspec.get(k):
+                bad(fname, "%s has %s %r, the worker %r" % (where, k, gspec.get(k),
+                                                           wspec.get(k)))
+        out.append((fname, [gen]))
+        if fname == DOCTOR_JOB_SOURCE:
+            static = [d for f, ds in files if f == DOCTOR_JOB_FILE for d in ds
+                      if d.get("kind") == "Job"]
+            if len(static) != 1:
+                bad(DOCTOR_JOB_FILE, "holds %d Jobs, want the one doctor-job.py prints for %s"
+                    % (len(static), DOCTOR_JOB_SOURCE))
+            else:
+                diff = first_difference(static[0], gen)
+                if diff:
+                    bad(DOCTOR_JOB_FILE, "differs from `doctor-job.py %s %s` at %s: "
+                        "regenerate it" % (DOCTOR_JOB_SOURCE, node, diff))
+    return out
 
 
 def documented_vars(repo):
@@ -283,6 +371,8 @@ def check(files, documented):
                 check_claim_template(fname, d, bad)
     kubelet_seen = False
     doctor_job_seen = False
+    # the doctor Jobs doctor-job.py makes are checked as that MPIJob's pods are
+    files = files + doctor_jobs(files, bad)
     for fname, docs in files:
         for d in docs:
             for s in strings(d):
@@ -729,6 +819,15 @@ def selftest(files, documented):
         ("ConfigMap defined twice", "is also defined in",
          lambda fs: fs.append(("rails-extra.yaml", [copy.deepcopy(
              find(fs, "device-plugins.yaml", "ConfigMap"))]))),
+        ("doctor-job.yaml edited by hand", "differs from `doctor-job.py mpijob-ipvlan.yaml "
+         "gpu-node-01` at .spec.template.spec.containers[0].resources.limits.nvidia.com/gpu",
+         lambda fs: find(fs, "doctor-job.yaml", "Job")["spec"]["template"]["spec"][
+             "containers"][0]["resources"]["limits"].pop("nvidia.com/gpu")),
+        ("doctor Job of a job with no railnet image", "doctor-job.py cannot make its doctor "
+         "Job: its worker has no railnet-install init container",
+         lambda fs: [c.__setitem__("name", "copy-plugin") for c in find(
+             fs, "mpijob-sriov.yaml", "MPIJob", "Worker")["spec"]["initContainers"]
+             if c["name"] == "railnet-install"]),
         ("Topology Manager best-effort", "topologyManagerPolicy is 'best-effort'",
          lambda fs: find(fs, "kubelet-topology.yaml", "KubeletConfiguration")
          .__setitem__("topologyManagerPolicy", "best-effort")),

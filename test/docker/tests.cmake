@@ -75,6 +75,9 @@ if(RN_DOCKER_PYTHON3)
 		${RN_DOCKER_TEST_DIR}/check_schemas.py ${CMAKE_SOURCE_DIR})
 	rn_docker_test(docker_manifest_schemas_selftest ${RN_DOCKER_PYTHON3}
 		${RN_DOCKER_TEST_DIR}/check_schemas.py --selftest ${CMAKE_SOURCE_DIR})
+	# docker/k8s/doctor-job.py: a doctor Job from each MPIJob, and its bad input
+	rn_docker_test(docker_doctor_job ${RN_DOCKER_BASH}
+		${RN_DOCKER_TEST_DIR}/test_doctor_job.sh ${CMAKE_SOURCE_DIR})
 	rn_docker_test(docker_dockerfile_lint ${RN_DOCKER_PYTHON3}
 		${RN_DOCKER_TEST_DIR}/lint_dockerfile.py ${CMAKE_SOURCE_DIR})
 	rn_docker_test(docker_dockerfile_lint_selftest ${RN_DOCKER_PYTHON3}
