@@ -109,7 +109,7 @@ run() {
 		-x LD_LIBRARY_PATH -x RAILNET_IBVERBS_LIB -x SOFTVERBS_RATE -x NCCL_P2P_DISABLE \
 		-x NCCL_SHM_DISABLE -x NCCL_NVLS_ENABLE -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS \
 		-x NCCL_NET_PLUGIN -x NCCL_NET -x RAILNET_MERGE -x NCCL_IB_SPLIT_DATA_ON_QPS \
-		-x NCCL_SOCKET_IFNAME "${hostid[@]}" \
+		-x NCCL_SOCKET_IFNAME -x SOFTVERBS_GDR_STAGE "${hostid[@]}" \
 		"$BUILD/bin/railnet-bench" --nccl -g 1 -b "$s" -e "$s" -n "$(iters_for "$s")" -w 3 \
 		-c 1 >"$log" 2>&1 || die "$mode at $s (run $r) failed: $(grep -m1 -E 'WARN|rror' "$log")"
 	tag=$(mode_tag "$mode")

@@ -39,6 +39,7 @@ typedef void *sv_custream;
 #define SV_CU_STREAM_CAPTURE_MODE_RELAXED 2
 #define SV_CU_MEMORYTYPE_DEVICE 2
 #define SV_CU_STREAM_NON_BLOCKING 1
+#define SV_CU_MEMHOSTALLOC_PORTABLE 1
 #define SV_GPU_MAX_DEV 64
 
 static struct {
@@ -57,6 +58,8 @@ static struct {
 	int (*h2d_async)(sv_cuptr, const void *, size_t, sv_custream);
 	int (*d2h_async)(void *, sv_cuptr, size_t, sv_custream);
 	int (*capture_mode)(int *); /* cuThreadExchangeStreamCaptureMode, optional */
+	int (*host_alloc)(void **, size_t, unsigned int); /* cuMemHostAlloc, optional */
+	int (*free_host)(void *);			  /* cuMemFreeHost, optional */
 	struct {
 		sv_cuctx ctx;
 		sv_custream stream;
@@ -65,8 +68,9 @@ static struct {
 	} dev[SV_GPU_MAX_DEV];
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-int sv_gdr_mode;       /* SV_GDR_* bits */
-bool sv_gdr_relaxed;   /* SOFTVERBS_GDR_ORDER=relaxed */
+int sv_gdr_mode;     /* SV_GDR_* bits */
+bool sv_gdr_relaxed; /* SOFTVERBS_GDR_ORDER=relaxed */
+uint64_t sv_gdr_stage = SV_GDR_STAGE_DEFAULT;
 static bool gdr_error; /* one line said why GPU memory cannot be used */
 
 void sv_gdr_configure(const char *how, const char *origin)
@@ -148,6 +152,8 @@ static void load(void)
 	}
 	g.tried = true;
 	*(void **)&g.capture_mode = dlsym(g.lib, "cuThreadExchangeStreamCaptureMode");
+	*(void **)&g.host_alloc = dlsym(g.lib, "cuMemHostAlloc");
+	*(void **)&g.free_host = dlsym(g.lib, "cuMemFreeHost");
 	*(void **)&g.init = sym("cuInit");
 	*(void **)&g.ptr_attr = sym("cuPointerGetAttribute");
 	*(void **)&g.addr_range = sym("cuMemGetAddressRange_v2");
@@ -284,4 +290,21 @@ int sv_gpu_fence(int dev)
 		return -EIO;
 	SV_WITH_CTX(dev, rc, g.stream_sync(g.dev[dev].stream));
 	return rc ? -EIO : 0;
+}
+
+void *sv_gpu_host_alloc(int dev, size_t len)
+{
+	void *p = NULL;
+	int rc;
+
+	if (!g.host_alloc || !g.free_host || !dev_ready(dev))
+		return NULL;
+	SV_WITH_CTX(dev, rc, g.host_alloc(&p, len, SV_CU_MEMHOSTALLOC_PORTABLE));
+	return rc ? NULL : p;
+}
+
+void sv_gpu_host_free(void *p)
+{
+	if (p && g.free_host)
+		g.free_host(p); /* an error at process exit (driver gone) leaves it to the kernel */
 }

@@ -154,6 +154,17 @@ static void sv_do_init(void)
 		else
 			sv_log("SOFTVERBS_GDR_ORDER=%s: want strict or relaxed; strict", e);
 	}
+	e = getenv("SOFTVERBS_GDR_STAGE");
+	if (e && *e) {
+		char *end;
+		unsigned long long v = strtoull(e, &end, 10);
+
+		if (*end || e[0] == '-' || v > (1ull << 30))
+			sv_log("SOFTVERBS_GDR_STAGE=%s: want a byte count from 0 to 1073741824; %u",
+			       e, SV_GDR_STAGE_DEFAULT);
+		else
+			sv_gdr_stage = v;
+	}
 	sv_gdr_check_driver();
 	if (!sv_g.rdv[0] && sv_fmt(sv_g.rdv, sizeof(sv_g.rdv), "%s/softverbs/rdv", sv_g.view) >=
 				    (int)sizeof(sv_g.rdv))

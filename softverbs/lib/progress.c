@@ -122,8 +122,16 @@ void sv_conn_close(struct sv_conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	ctx->nconns--;
-	if (c->fd >= 0)
+	if (c->fd >= 0) {
+		/*
+		 * Out of the epoll set by name before the close: a close() takes it out only with
+		 * the last reference to the socket, and a fork of this process (system(), a data
+		 * loader's workers) holds one until its child execs or exits; meanwhile epoll would
+		 * report the socket's hang-up with c, freed below, as its data.
+		 */
+		(void)epoll_ctl(ctx->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 		close(c->fd);
+	}
 	free(c->in);
 	free(c->out);
 	free(c);
@@ -463,6 +471,40 @@ static uint32_t sv_iov_slice(const struct iovec *iov, uint32_t n, uint64_t off, 
 #define SV_BOUNCE (1u << 20)
 
 /*
+ * The context's bounce buffer, made on first use: pinned host memory from the CUDA driver
+ * where it gives it (a copy into or out of the GPU is then one DMA, as a NIC's is, instead of
+ * the driver staging pageable memory through its own pinned buffer), else malloc'd memory.
+ */
+static char *sv_bounce_get(struct sv_ctx *ctx, int dev)
+{
+	if (ctx->bounce)
+		return ctx->bounce;
+	ctx->bounce = sv_gpu_host_alloc(dev, SV_BOUNCE);
+	ctx->bounce_pinned = ctx->bounce != NULL;
+	if (!ctx->bounce)
+		ctx->bounce = malloc(SV_BOUNCE);
+	return ctx->bounce;
+}
+
+/*
+ * Before the bounce buffer is filled again: a copy from pinned memory into the GPU reads it
+ * after sv_gpu_write returned, so wait for the streams that may still be reading it, except
+ * those in keep (a copy out of that device's GPU is ordered after them on its stream).
+ */
+static int sv_bounce_reuse(struct sv_ctx *ctx, uint64_t keep)
+{
+	int rc = 0;
+
+	for (int d = 0; (ctx->bounce_busy & ~keep) && d < 64; d++)
+		if ((ctx->bounce_busy & ~keep) >> d & 1) {
+			ctx->bounce_busy &= ~(1ull << d);
+			if (sv_gpu_fence(d))
+				rc = -EIO;
+		}
+	return rc;
+}
+
+/*
  * sv_vm_copy where some local iovecs are GPU memory (devs[i] >= 0), which the kernel cannot
  * reach: through a bounce buffer, SV_BOUNCE bytes at a time.
  */
@@ -479,14 +521,18 @@ static int sv_vm_copy_dev(struct sv_ctx *ctx, pid_t pid, struct iovec *liov, con
 	if (!gpu)
 		return sv_vm_copy(pid, liov, nl, riov, nr, len, write);
 	/* the context's: its NIC work runs one round at a time; freed with the context */
-	if (!ctx->bounce && !(ctx->bounce = malloc(SV_BOUNCE)))
-		return -ENOMEM;
+	for (uint32_t i = 0; i < nl && !ctx->bounce; i++)
+		if (devs[i] >= 0 && !sv_bounce_get(ctx, devs[i]))
+			return -ENOMEM;
 	bounce = ctx->bounce;
 	for (uint32_t i = 0; i < nl && done < len; i++) {
 		for (uint64_t o = 0; o < liov[i].iov_len && done < len;) {
 			uint64_t l = liov[i].iov_len - o;
 			struct iovec b = { .iov_base = bounce }, r[SV_MAX_IOV];
 			char *seg = (char *)liov[i].iov_base + o;
+			/* a copy out of a GPU is ordered after earlier ones on its own stream; the
+			 * CPU's fill (process_vm_readv, memcpy) and other streams are not */
+			uint64_t keep = write && devs[i] >= 0 ? 1ull << (devs[i] & 63) : 0;
 			uint32_t k;
 			int rc;
 
@@ -494,12 +540,15 @@ static int sv_vm_copy_dev(struct sv_ctx *ctx, pid_t pid, struct iovec *liov, con
 			l = l < len - done ? l : len - done;
 			b.iov_len = l;
 			k = sv_iov_slice(riov, nr, done, l, r, SV_MAX_IOV);
-			if (write) {
+			rc = sv_bounce_reuse(ctx, keep);
+			if (!rc && write) {
 				rc = sv_copy(devs[i], bounce, seg, l, false, dirty)
 					     ?: sv_vm_copy(pid, &b, 1, r, k, l, true);
-			} else {
+			} else if (!rc) {
 				rc = sv_vm_copy(pid, &b, 1, r, k, l, false)
 					     ?: sv_copy(devs[i], seg, bounce, l, true, dirty);
+				if (!rc && devs[i] >= 0 && ctx->bounce_pinned)
+					ctx->bounce_busy |= 1ull << (devs[i] & 63);
 			}
 			if (rc)
 				return rc;
@@ -1065,6 +1114,82 @@ static bool sv_conn_process(struct sv_conn *c, struct sv_tick *t)
 
 /* ---- the send queue ----------------------------------------------------------------------- */
 
+/*
+ * Room for len bytes of WR w's payload in the QP's staging ring: contiguous, after every copy
+ * still live (those of the WRs not yet completed, which were staged in SQ order). The ring's
+ * start position, or UINT64_MAX when it cannot hold them now (the stream path carries them).
+ */
+static uint64_t sv_stage_reserve(struct sv_qp *qp, int dev, uint64_t len)
+{
+	uint64_t size = sv_gdr_stage, tail = qp->stage_head, at;
+
+	if (!size || len > size)
+		return UINT64_MAX;
+	if (!qp->stage) {
+		qp->stage = sv_gpu_host_alloc(dev, size);
+		qp->stage_pinned = qp->stage != NULL;
+		if (!qp->stage && !(qp->stage = malloc(size)))
+			return UINT64_MAX;
+	}
+	for (uint32_t m = qp->sq_done; m != qp->sq_tail; m++) {
+		struct sv_swqe *o = &qp->sq[m % qp->sq_size];
+
+		if (o->staged) {
+			tail = o->stage_at;
+			break;
+		}
+	}
+	if (tail == qp->stage_head) /* nothing live: start over at the ring's start */
+		qp->stage_head = tail = 0;
+	at = qp->stage_head;
+	if (at % size + len > size)
+		at += size - at % size; /* no room before the end: wrap */
+	if (at + len - tail > size)
+		return UINT64_MAX;
+	qp->stage_head = at + len;
+	return at;
+}
+
+/*
+ * One-copy path, payload partly in GPU memory, which the peer's kernel cannot read: copies the
+ * whole payload into the staging ring once (a retransmission reuses the copy) and replaces
+ * iov[0..*n) with that copy. 0; 1 when the ring has no room (send it in the stream); -EIO when
+ * the GPU's memory could not be read. mr_lock held.
+ */
+static int sv_stage_payload(struct sv_qp *qp, struct sv_swqe *w, struct iovec *iov, const int *devs,
+			    uint32_t *n)
+{
+	char *dst;
+	int dev = -1;
+
+	if (!w->staged) {
+		uint64_t at;
+
+		for (uint32_t i = 0; i < *n && dev < 0; i++)
+			dev = devs[i];
+		at = sv_stage_reserve(qp, dev, w->len);
+		if (at == UINT64_MAX)
+			return 1;
+		dst = qp->stage + at % sv_gdr_stage;
+		for (uint32_t i = 0; i < *n; i++) {
+			if (devs[i] < 0) {
+				memcpy(dst, iov[i].iov_base, iov[i].iov_len);
+			} else if (sv_gpu_read(devs[i], dst, iov[i].iov_base, iov[i].iov_len)) {
+				qp->stage_head =
+					at; /* handed back: nothing after it was reserved */
+				return -EIO;
+			}
+			dst += iov[i].iov_len;
+		}
+		w->stage_at = at;
+		w->staged = true;
+	}
+	iov[0].iov_base = qp->stage + w->stage_at % sv_gdr_stage;
+	iov[0].iov_len = w->len;
+	*n = 1;
+	return 0;
+}
+
 /* Builds and queues the message(s) of WR w; returns false if it must wait for buffer room. */
 static bool sv_req_transmit(struct sv_qp *qp, struct sv_conn *c, struct sv_swqe *w, uint32_t msn)
 {
@@ -1099,14 +1224,24 @@ static bool sv_req_transmit(struct sv_qp *qp, struct sv_conn *c, struct sv_swqe 
 		pthread_mutex_lock(&ctx->mr_lock);
 		st = sv_sge_iov(ctx, qp->pd, w->sge, w->num_sge, w->opcode == IBV_WR_RDMA_READ, iov,
 				devs, &n);
-		pthread_mutex_unlock(&ctx->mr_lock);
 		if (st != IBV_WC_SUCCESS) {
+			pthread_mutex_unlock(&ctx->mr_lock);
 			w->status = st;
 			return true;
 		}
-		/* the peer's kernel cannot reach our GPU memory: such payload goes in the stream */
+		/* the peer's kernel cannot reach our GPU memory: such payload is staged in host
+		 * memory first (or, without room there, goes in the stream) */
 		for (i = 0; i < n; i++)
 			vm &= devs[i] < 0;
+		if (!vm && c->vm && w->opcode != IBV_WR_RDMA_READ) {
+			st = sv_stage_payload(qp, w, iov, devs, &n);
+			vm = st == 0;
+		}
+		pthread_mutex_unlock(&ctx->mr_lock);
+		if (st < 0) {
+			w->status = IBV_WC_LOC_PROT_ERR; /* the GPU's memory could not be read */
+			return true;
+		}
 		if (!vm && w->opcode != IBV_WR_RDMA_READ)
 			goto stream;
 		if (vm) {

@@ -133,6 +133,10 @@ extern struct sv_global sv_g;
 #define SV_GDR_DMABUF 2	 /* ibv_reg_dmabuf_mr on dma-buf fds of GPU memory */
 extern int sv_gdr_mode;
 extern bool sv_gdr_relaxed;
+/* SOFTVERBS_GDR_STAGE: bytes of a QP's send staging ring for payload out of GPU memory on
+ * the one-copy path (default SV_GDR_STAGE_DEFAULT; 0: such payload goes in the stream) */
+#define SV_GDR_STAGE_DEFAULT (8u << 20)
+extern uint64_t sv_gdr_stage;
 /* Sets sv_gdr_mode from "off|peermem|dmabuf|both" (comma list); origin names it in messages. */
 void sv_gdr_configure(const char *how, const char *origin);
 /* In GDR mode: one line when no CUDA driver can be loaded (only host memory then). */
@@ -145,6 +149,10 @@ int sv_gpu_classify(const void *addr, size_t len, int *dev);
 int sv_gpu_write(int dev, void *dst, const void *src, size_t len);
 int sv_gpu_read(int dev, void *dst, const void *src, size_t len);
 int sv_gpu_fence(int dev);
+/* len bytes of pinned host memory, usable by every device's copies; NULL when the driver
+ * cannot give it (use malloc'd memory then). Freed with sv_gpu_host_free. */
+void *sv_gpu_host_alloc(int dev, size_t len);
+void sv_gpu_host_free(void *p);
 extern volatile uint64_t sv_cookie;
 
 void sv_init(void);
@@ -211,7 +219,13 @@ struct sv_ctx {
 	int port_seen_down[SV_MAX_PORTS + 1]; /* NIC's view, to raise PORT_ERR/ACTIVE once */
 	bool cut_done;			      /* SOFTVERBS_CUT_LINK applied */
 
-	char *bounce; /* GDR mode: one-copy path's bounce buffer for GPU memory (NIC only) */
+	/* GDR mode: one-copy path's bounce buffer for GPU memory (NIC only). Pinned (page-locked
+	 * by the CUDA driver) where it can be, as a NIC's DMA engine reaches memory directly; then
+	 * a copy into GPU memory reads it after the call returns, and bounce_busy (a bit per
+	 * device) says whose stream to wait for before the buffer is filled again. */
+	char *bounce;
+	bool bounce_pinned;
+	uint64_t bounce_busy;
 	pthread_mutex_t mr_lock; /* MR table; held across copies into/out of MRs */
 	struct sv_mr **mrs;
 	uint32_t nmrs;
@@ -276,6 +290,8 @@ struct sv_swqe {
 	uint64_t not_before; /* completion not before (latency model, delay fault) */
 	uint64_t off;	     /* stream path: bytes already sent / read bytes received */
 	int status;	     /* != SUCCESS: complete with this */
+	bool staged;	     /* its payload is in qp->stage at stage_at (until it completes) */
+	uint64_t stage_at;   /* ring position (free-running) of its copy */
 };
 
 struct sv_rwqe {
@@ -296,7 +312,14 @@ struct sv_qp {
 	int kicked;		   /* atomic: on ctx->kicks */
 	bool active;		   /* in ctx->act (ctx->lock) */
 	uint64_t gpu_dirty;	   /* requester: GPU devices READ responses wrote (NIC only) */
-	pthread_mutex_t lock;	   /* rings, state, attributes */
+	/* Requester, GDR mode, one-copy path: the peer's kernel cannot read our GPU memory, so a
+	 * WR's payload out of it is first copied here (as a NIC's DMA engine reads it), and the
+	 * peer reads this host copy. A FIFO ring of sv_gdr_stage bytes, pinned where the driver
+	 * gives it, made on first use; a WR's copy lives until the WR completes. NIC only. */
+	char *stage;
+	bool stage_pinned;
+	uint64_t stage_head;  /* free-running: next byte to hand out */
+	pthread_mutex_t lock; /* rings, state, attributes */
 
 	int state; /* enum ibv_qp_state */
 	bool sq_sig_all;

@@ -7,11 +7,16 @@
  *    softverbs crashes; the copies go through a second, readable mapping of the same pages;
  *  - cuMemcpyHtoDAsync_v2 keeps the bytes aside and lands them only when the stream is
  *    synchronised (or a later copy on it waits), so data a NIC wrote is visible to "the GPU"
- *    (fake_cuda_peek, which reads what is there now) only after the ordering softverbs gives.
+ *    (fake_cuda_peek, which reads what is there now) only after the ordering softverbs gives;
+ *  - from pinned memory (cuMemHostAlloc) it keeps only the source address and reads it when
+ *    the copy lands, as a DMA engine does, so a source refilled before the stream was waited
+ *    for lands the new bytes: wrong data in "the GPU". FAKE_CUDA_PINNED=0 refuses
+ *    cuMemHostAlloc (softverbs falls back to pageable memory).
  * Test hooks: fake_cuda_alloc, fake_cuda_peek, fake_cuda_poke, fake_cuda_dmabuf,
- * fake_cuda_pending.
+ * fake_cuda_pending, fake_cuda_pinned_copies, fake_cuda_pinned_reads.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +29,11 @@ int fake_cuda_peek(const void *dev, void *out, size_t len);
 int fake_cuda_poke(void *dev, const void *in, size_t len);
 int fake_cuda_dmabuf(void);
 int fake_cuda_pending(void);
+int fake_cuda_pinned_copies(void);
+int fake_cuda_pinned_reads(void);
 int cuInit(unsigned int flags);
+int cuMemHostAlloc(void **p, size_t len, unsigned int flags);
+int cuMemFreeHost(void *p);
 int cuPointerGetAttribute(void *data, int attr, unsigned long long ptr);
 int cuMemGetAddressRange_v2(unsigned long long *base, size_t *size, unsigned long long ptr);
 int cuDeviceGet(int *dev, int ordinal);
@@ -48,15 +57,23 @@ struct alloc {
 
 struct pend {
 	char *dst;
-	char *bytes;
+	char *bytes;	 /* a copy of a pageable source, taken at the call */
+	const char *src; /* a pinned source, read when the copy lands */
 	size_t len;
 	struct pend *next;
+};
+
+struct pinned {
+	char *p;
+	size_t len;
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct alloc allocs[FC_MAX];
 static struct pend *pending, **pending_tail = &pending;
 static int npending;
+static struct pinned pins[FC_MAX];
+static int pinned_copies, pinned_reads;
 static __thread void *current;
 static int the_ctx, the_stream;
 
@@ -82,7 +99,7 @@ static void land(void)
 	while (pending) {
 		struct pend *p = pending;
 
-		memcpy(p->dst, p->bytes, p->len);
+		memcpy(p->dst, p->src ? p->src : p->bytes, p->len);
 		pending = p->next;
 		free(p->bytes);
 		free(p);
@@ -158,7 +175,74 @@ int fake_cuda_pending(void)
 	return n;
 }
 
+/* Copies into "the GPU" made from pinned memory (the DMA path). */
+int fake_cuda_pinned_copies(void)
+{
+	int n;
+
+	pthread_mutex_lock(&lock);
+	n = pinned_copies;
+	pthread_mutex_unlock(&lock);
+	return n;
+}
+
+/* Copies out of "the GPU" into pinned memory. */
+int fake_cuda_pinned_reads(void)
+{
+	int n;
+
+	pthread_mutex_lock(&lock);
+	n = pinned_reads;
+	pthread_mutex_unlock(&lock);
+	return n;
+}
+
+static bool is_pinned(const void *p, size_t len)
+{
+	for (int i = 0; i < FC_MAX; i++)
+		if (pins[i].p && (const char *)p >= pins[i].p &&
+		    (const char *)p + len <= pins[i].p + pins[i].len)
+			return true;
+	return false;
+}
+
 /* ---- the driver entry points softverbs uses ---- */
+
+int cuMemHostAlloc(void **out, size_t len, unsigned int flags)
+{
+	const char *e = getenv("FAKE_CUDA_PINNED");
+	char *p;
+
+	(void)flags;
+	if ((e && !strcmp(e, "0")) || current != &the_ctx || !(p = malloc(len ? len : 1)))
+		return FC_INVALID;
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < FC_MAX; i++)
+		if (!pins[i].p) {
+			pins[i] = (struct pinned){ p, len };
+			pthread_mutex_unlock(&lock);
+			*out = p;
+			return FC_OK;
+		}
+	pthread_mutex_unlock(&lock);
+	free(p);
+	return FC_INVALID;
+}
+
+int cuMemFreeHost(void *p)
+{
+	pthread_mutex_lock(&lock);
+	land(); /* the driver waits for copies that read it */
+	for (int i = 0; i < FC_MAX; i++)
+		if (pins[i].p && pins[i].p == p) {
+			pins[i].p = NULL;
+			pthread_mutex_unlock(&lock);
+			free(p);
+			return FC_OK;
+		}
+	pthread_mutex_unlock(&lock);
+	return FC_INVALID;
+}
 
 int cuInit(unsigned int flags)
 {
@@ -257,12 +341,18 @@ int cuMemcpyHtoDAsync_v2(unsigned long long dst, const void *src, size_t len, vo
 		return FC_INVALID;
 	pthread_mutex_lock(&lock);
 	a = alias_of((uintptr_t)dst, len);
-	if (!a || !(p->bytes = malloc(len ? len : 1))) {
+	p->src = NULL;
+	p->bytes = NULL;
+	if (a && is_pinned(src, len)) {
+		p->src = src; /* DMA: read when the copy lands */
+		pinned_copies++;
+	} else if (!a || !(p->bytes = malloc(len ? len : 1))) {
 		pthread_mutex_unlock(&lock);
 		free(p);
 		return FC_INVALID;
+	} else {
+		memcpy(p->bytes, src, len); /* a pageable source may be reused once this returns */
 	}
-	memcpy(p->bytes, src, len); /* the source may be reused once this returns */
 	p->dst = a;
 	p->len = len;
 	p->next = NULL;
@@ -284,6 +374,8 @@ int cuMemcpyDtoHAsync_v2(void *dst, unsigned long long src, size_t len, void *s)
 	a = alias_of((uintptr_t)src, len);
 	if (a)
 		memcpy(dst, a, len);
+	if (a && is_pinned(dst, len))
+		pinned_reads++;
 	pthread_mutex_unlock(&lock);
 	return a ? FC_OK : FC_INVALID;
 }

@@ -34,7 +34,7 @@ function(sv_add_tests bin src cases)
 endfunction()
 
 set(SV_DATA_CASES write write_large write_imm read send unsignaled sq_full wr_api channel
-	loopback loop_pair two_ports cq_ex)
+	loopback loop_pair two_ports cq_ex fork_close)
 sv_add_tests(test_sv_data test_sv_data.c "${SV_DATA_CASES}")
 sv_add_tests(test_sv_data test_sv_data.c "${SV_DATA_CASES}" SUFFIX .stream
 	ENV "SOFTVERBS_VM=off")
@@ -113,6 +113,27 @@ sv_add_tests(test_sv_gdr test_sv_gdr.c "relaxed"
 	ENV "${SV_FAKE_CUDA};SOFTVERBS_GDR=peermem;SOFTVERBS_GDR_ORDER=relaxed")
 sv_add_tests(test_sv_gdr test_sv_gdr.c "relaxed" SUFFIX .stream
 	ENV "${SV_FAKE_CUDA};SOFTVERBS_GDR=peermem;SOFTVERBS_GDR_ORDER=relaxed;SOFTVERBS_VM=off")
+# the NIC's pinned bounce buffer under a relaxed burst, and the requester's staging ring for
+# payload out of GPU memory; .pageable: the driver gives no pinned memory (FAKE_CUDA_PINNED=0)
+# and the same data moves through malloc'd memory; .small_stage: a 1.5 MiB ring that wraps and
+# overflows into the stream; .no_stage: SOFTVERBS_GDR_STAGE=0, GPU payload in the stream
+sv_add_tests(test_sv_gdr test_sv_gdr.c "burst"
+	ENV "${SV_FAKE_CUDA};SOFTVERBS_GDR=peermem;SOFTVERBS_GDR_ORDER=relaxed")
+sv_add_tests(test_sv_gdr test_sv_gdr.c "burst" SUFFIX .pageable
+	ENV "${SV_FAKE_CUDA};SOFTVERBS_GDR=peermem;SOFTVERBS_GDR_ORDER=relaxed;FAKE_CUDA_PINNED=0")
+sv_add_tests(test_sv_gdr test_sv_gdr.c "burst" SUFFIX .small_stage
+	ENV "${SV_FAKE_CUDA};SOFTVERBS_GDR=peermem;SOFTVERBS_GDR_ORDER=relaxed;SOFTVERBS_GDR_STAGE=1572864")
+sv_add_tests(test_sv_gdr test_sv_gdr.c "burst" SUFFIX .no_stage
+	ENV "${SV_FAKE_CUDA};SOFTVERBS_GDR=peermem;SOFTVERBS_GDR_STAGE=0")
+foreach(v abc -1 1073741825 4M)
+	string(MAKE_C_IDENTIFIER "${v}" sv_v)
+	sv_add_tests(test_sv_gdr test_sv_gdr.c "bad_stage" SUFFIX .${sv_v}
+		ENV "${SV_FAKE_CUDA};SOFTVERBS_GDR=peermem;SOFTVERBS_GDR_ORDER=relaxed;SOFTVERBS_GDR_STAGE=${v}")
+endforeach()
+sv_add_tests(test_sv_gdr test_sv_gdr.c "burst" SUFFIX .stream
+	ENV "${SV_FAKE_CUDA};SOFTVERBS_GDR=peermem;SOFTVERBS_GDR_ORDER=relaxed;SOFTVERBS_VM=off")
+sv_add_tests(test_sv_gdr test_sv_gdr.c "data;data_dmabuf" SUFFIX .pageable
+	ENV "${SV_FAKE_CUDA};SOFTVERBS_GDR=both;FAKE_CUDA_PINNED=0")
 foreach(m off peermem dmabuf both)
 	sv_add_tests(test_sv_gdr test_sv_gdr.c "register" SUFFIX .${m}
 		ENV "${SV_FAKE_CUDA};SOFTVERBS_GDR=${m}")

@@ -5,7 +5,8 @@
  * and dma-buf) and its refusals; RDMA WRITE, WRITE_WITH_IMM, SEND and READ into and out of GPU
  * memory, multi-chunk, byte for byte as "the GPU" sees it; the ordering: in strict order the
  * data is visible when the completion is, in relaxed order only after a read of the GPU memory
- * (NCCL's flush), so a missing flush is caught. ctest runs the data cases on the one-copy path
+ * (NCCL's flush), so a missing flush is caught; a relaxed burst through the pinned bounce
+ * buffer. ctest runs the data cases on the one-copy path
  * and with SOFTVERBS_VM=off (stream path). The fake's device memory is PROT_NONE: a direct CPU
  * access by softverbs would crash the test.
  */
@@ -23,6 +24,8 @@ static int (*fc_peek)(const void *, void *, size_t);
 static int (*fc_poke)(void *, const void *, size_t);
 static int (*fc_dmabuf)(void);
 static int (*fc_pending)(void);
+static int (*fc_pinned_copies)(void);
+static int (*fc_pinned_reads)(void);
 
 static void load_fake(void)
 {
@@ -38,6 +41,8 @@ static void load_fake(void)
 	*(void **)&fc_poke = dlsym(h, "fake_cuda_poke");
 	*(void **)&fc_dmabuf = dlsym(h, "fake_cuda_dmabuf");
 	*(void **)&fc_pending = dlsym(h, "fake_cuda_pending");
+	*(void **)&fc_pinned_copies = dlsym(h, "fake_cuda_pinned_copies");
+	*(void **)&fc_pinned_reads = dlsym(h, "fake_cuda_pinned_reads");
 	CHECK(fc_alloc && fc_peek && fc_poke && fc_dmabuf && fc_pending);
 }
 
@@ -280,6 +285,107 @@ static void t_relaxed(void)
 	sv_run2(relaxed_body, NULL, 60);
 }
 
+/*
+ * A burst of WRITEs into GPU memory in relaxed order (nothing waits for the copies before the
+ * completions): the NIC's bounce buffer is pinned, and the fake driver reads a pinned source
+ * only when the copy lands, as a DMA engine does; so each message refilling the buffer before
+ * the previous message's copy finished would land the wrong bytes. One flush READ, then every
+ * byte is checked. Then a burst of WRITEs out of GPU memory into the peer's host memory: on
+ * the one-copy path each payload is staged in the requester's ring (SOFTVERBS_GDR_STAGE; the
+ * .small_stage variant makes it 1.5 MiB, so the ring wraps and a WR finds no room and goes in
+ * the stream; .no_stage turns it off), and the peer checks every byte. FAKE_CUDA_PINNED=0
+ * (ctest's .pageable) runs the same on pageable memory. With pinning on, the case also counts
+ * the copies from and into pinned memory, so it cannot pass without exercising both.
+ */
+#define BURST 5
+
+static void burst_body(int side, int fd, void *arg)
+{
+	static const size_t off[BURST] = { 0, 4096, 524288 + 4096, 1572864, 2621440 };
+	static const size_t len[BURST] = { 4096, 524288, 1048576 - 4096, 1048576, 524288 };
+	const char *vm = getenv("SOFTVERBS_VM"), *pin = getenv("FAKE_CUDA_PINNED");
+	const char *stage = getenv("SOFTVERBS_GDR_STAGE");
+	bool one_copy = !(vm && !strcmp(vm, "off")), pinned = !(pin && !strcmp(pin, "0"));
+	bool staging = one_copy && !(stage && !strcmp(stage, "0"));
+	struct sv_ep_opts o = { .len = GLEN };
+	struct sv_ep_info peer;
+	struct gpu_region mine, theirs;
+	struct sv_ep ep;
+
+	(void)arg;
+	load_fake();
+	sv_ep_pair(side, fd, &ep, &o, &peer);
+	gpu_region(&ep, &mine, false);
+	sv_xchg(fd, &mine, &theirs, sizeof(mine));
+	sv_barrier(fd);
+	if (side == 0) {
+		for (int i = 0; i < BURST; i++) {
+			fill(ep.buf + off[i], len[i], 20 + (unsigned)i);
+			post(&ep, IBV_WR_RDMA_WRITE, (uint64_t)i + 1, ep.buf + off[i], len[i],
+			     ep.mr->lkey, theirs.addr + off[i], theirs.rkey, 0);
+		}
+		for (int i = 0; i < BURST; i++)
+			one_done(&ep, (uint64_t)i + 1);
+		/* the flush: a one-byte READ of the GPU memory */
+		post(&ep, IBV_WR_RDMA_READ, 99, ep.buf + GLEN - 1, 1, ep.mr->lkey, theirs.addr,
+		     theirs.rkey, 0);
+		one_done(&ep, 99);
+		sv_barrier(fd); /* 1 */
+		/* out of this GPU into the peer's host memory */
+		for (int i = 0; i < BURST; i++) {
+			char *tmp = malloc(len[i]);
+
+			CHECK(tmp);
+			fill(tmp, len[i], 40 + (unsigned)i);
+			CHECK_EQ(fc_poke(mine.dev + off[i], tmp, len[i]), 0);
+			free(tmp);
+		}
+		for (int i = 0; i < BURST; i++)
+			post(&ep, IBV_WR_RDMA_WRITE, (uint64_t)i + 101, mine.dev + off[i], len[i],
+			     mine.mr->lkey, peer.addr + off[i], peer.rkey, 0);
+		for (int i = 0; i < BURST; i++)
+			one_done(&ep, (uint64_t)i + 101);
+		if (staging && pinned && fc_pinned_reads() < 2) {
+			fprintf(stderr,
+				"burst: %d copies out of the GPU into pinned memory, want >= 2: "
+				"the staging ring is not used\n",
+				fc_pinned_reads());
+			exit(1);
+		}
+		if (!staging && fc_pinned_reads() != 0) {
+			fprintf(stderr, "burst: %d copies into pinned memory with staging off\n",
+				fc_pinned_reads());
+			exit(1);
+		}
+		sv_barrier(fd); /* 2 */
+	} else {
+		sv_barrier(fd); /* 1 */
+		CHECK_EQ(fc_pending(), 0);
+		for (int i = 0; i < BURST; i++)
+			check_gpu(mine.dev + off[i], len[i], 20 + (unsigned)i,
+				  "a WRITE of a relaxed burst into GPU memory, after the flush");
+		if (one_copy && pinned && fc_pinned_copies() < BURST) {
+			fprintf(stderr,
+				"burst: %d copies from pinned memory, want >= %d: the "
+				"bounce buffer is not pinned\n",
+				fc_pinned_copies(), BURST);
+			exit(1);
+		}
+		sv_barrier(fd); /* 2 */
+		for (int i = 0; i < BURST; i++)
+			check_fill(ep.buf + off[i], len[i], 40 + (unsigned)i,
+				   "a WRITE of a burst out of the peer's GPU memory");
+	}
+	sv_barrier(fd);
+	CHECK_EQ(ibv_dereg_mr(mine.mr), 0);
+	sv_ep_close(&ep);
+}
+
+static void t_burst(void)
+{
+	sv_run2(burst_body, NULL, 60);
+}
+
 /* Registration: what each mode accepts and refuses. SOFTVERBS_GDR is set by the case. */
 static void t_register(void)
 {
@@ -385,9 +491,42 @@ static void t_no_driver(void)
 	close(fd);
 }
 
+/*
+ * SOFTVERBS_GDR_STAGE out of range or not a number (ctest sets it per variant): one line
+ * naming the value and what is allowed, the default kept, and the burst's data still right.
+ */
+static void t_bad_stage(void)
+{
+	char tmpl[] = "/tmp/sv-gdr-stage-XXXXXX", text[4096] = "", want[256];
+	int fd = mkstemp(tmpl), saved = dup(2);
+	const char *v = getenv("SOFTVERBS_GDR_STAGE");
+	struct sv_ep ep;
+	ssize_t n;
+
+	CHECK(fd >= 0 && saved >= 0 && v);
+	unlink(tmpl);
+	CHECK(dup2(fd, 2) == 2); /* the library's first call logs */
+	sv_ep_open(&ep, NULL);
+	sv_ep_close(&ep);
+	fflush(stderr);
+	dup2(saved, 2);
+	n = pread(fd, text, sizeof(text) - 1, 0);
+	CHECK(n > 0);
+	snprintf(want, sizeof(want),
+		 "SOFTVERBS_GDR_STAGE=%s: want a byte count from 0 to 1073741824; 8388608", v);
+	if (!strstr(text, want) || strstr(strstr(text, want) + 1, "SOFTVERBS_GDR_STAGE")) {
+		fprintf(stderr, "want one line \"%s\", got:\n%s", want, text);
+		exit(1);
+	}
+	close(fd);
+	sv_run2(burst_body, NULL, 60); /* the default ring carries the burst */
+}
+
 static const struct sv_case cases[] = {
-	{ "no_driver", t_no_driver }, { "data", t_data },	  { "data_dmabuf", t_data_dmabuf },
-	{ "relaxed", t_relaxed },     { "register", t_register }, { NULL, NULL },
+	{ "no_driver", t_no_driver },	  { "data", t_data },
+	{ "data_dmabuf", t_data_dmabuf }, { "relaxed", t_relaxed },
+	{ "register", t_register },	  { "burst", t_burst },
+	{ "bad_stage", t_bad_stage },	  { NULL, NULL },
 };
 
 int main(int argc, char **argv)
