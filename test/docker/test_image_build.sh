@@ -205,7 +205,8 @@ else
 	cat "$work/install.log"
 	fail "the entry point did not copy into a mounted /opt/railnet"
 fi
-for f in libnccl-net-railnet.so railnet-doctor railnet-bench all_reduce_perf sendrecv_perf; do
+for f in libnccl-net-railnet.so railnet-doctor railnet-bench railnet-preflight all_reduce_perf \
+	sendrecv_perf; do
 	[ -x "$out/$f" ] || fail "$f was not copied"
 done
 floor=$(sed -n 's/^ARG GLIBC_FLOOR=//p' "$repo/docker/Dockerfile")

@@ -12,7 +12,7 @@ mkdir -p "$D/bin" "$D/softverbs"
 cp -f "$B/libnccl-net-railnet.so" "$D/"
 cp -f "$B/softverbs/libibverbs.so.1" "$D/softverbs/"
 ln -sf libibverbs.so.1 "$D/softverbs/libibverbs.so"
-for t in softverbs-fabric railnet-bench railnet-loadcheck railnet-doctor railnet-gdr-policy railnet-scale sv-mkview; do
+for t in softverbs-fabric railnet-bench railnet-loadcheck railnet-doctor railnet-gdr-policy railnet-scale railnet-preflight sv-mkview; do
 	[ -x "$B/bin/$t" ] && cp -f "$B/bin/$t" "$D/bin/"
 done
 # iproute2 for machines without it (softverbs-fabric runs `ip`): the binary and its

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# railnet-preflight under mpirun -np 4, one rank in each pod of test/fixtures/preflight4.spec
+# (two nodes, two pods each, two rails; real network namespaces, bench/railnet-bench/in-pod.sh
+# puts each rank in its pod). Each case checks the exit status, the verdict and that the
+# problems named are exactly the planted ones, with no false alarm:
+#   healthy   the fixture as it is: exit 0, FIT, every cell ok (also the --json document)
+#   slow      pod3's port on rail rb links at 2.5 Gb/s: rank 3 rail 1 "slow link sending"
+#   offrail   pod3's port on rail rb sits on another network (rail rc): rank 3 rail 1
+#             "unreachable from every other rank"
+#   portdown  pod2's port on rail rb is down (the spec's state=down): rank 2 has one rail,
+#             rank 0 two: named, and no other problem
+#   norank    rank 1 runs without RDMA (RAILNET_IBVERBS_LIB names no library): it "could not
+#             take part", its pairs are reported, and the run still finishes
+# Needs root (the namespaces) and mpirun, else exit 77 with the reason. PREFLIGHT_KEEP=1 keeps
+# the reports and the ranks' stderr in the work folder it names.
+#   usage: preflight.sh BUILD_DIR SOURCE_DIR [CASE...]
+set -u
+B=$1 S=$2
+shift 2
+cases=${*:-healthy slow offrail portdown norank}
+BIN=$B/bin/railnet-preflight FAB=$B/bin/softverbs-fabric LIB=$B/softverbs/libibverbs.so.1
+PLUGIN=$B/libnccl-net-railnet.so SHIM=$S/bench/railnet-bench/in-pod.sh
+SPEC=$S/test/fixtures/preflight4.spec
+PODS=node0:pod0,node0:pod1,node1:pod2,node1:pod3
+command -v mpirun >/dev/null 2>&1 || { echo "SKIP: no mpirun on this machine"; exit 77; }
+command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 not found"; exit 77; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root: the pods are network namespaces"; exit 77; }
+for f in "$BIN" "$FAB" "$LIB" "$PLUGIN" "$SHIM" "$SPEC"; do
+	[ -e "$f" ] || { echo "FAIL: $f is not there (not built?)"; exit 1; }
+done
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# vader (shared memory) works across network namespaces; TCP between them would need routes
+export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+export OMPI_MCA_rmaps_base_oversubscribe=1
+export RAILNET_IBVERBS_LIB=$LIB
+unset NCCL_NET_PLUGIN RAILNET_STATS RAILNET_MERGE SOFTVERBS_RATE
+W=$(mktemp -d /tmp/rn-preflight.XXXXXX)
+FX=
+# shellcheck disable=SC2317  # called by the EXIT trap
+cleanup() {
+	[ -z "$FX" ] || "$FAB" down "$FX" >/dev/null 2>&1
+	if [ -n "${PREFLIGHT_KEEP:-}" ]; then echo "kept: $W"; else rm -rf "$W"; fi
+}
+trap cleanup EXIT
+passes=0
+fails=0
+
+# fabric NAME SED-SCRIPT: the fixture edited by the sed script, built and brought up
+fabric() {
+	[ -z "$FX" ] || "$FAB" down "$FX" >/dev/null 2>&1
+	FX=$W/$1
+	sed "$2" "$SPEC" >"$W/$1.spec"
+	"$FAB" build "$W/$1.spec" "$FX" >/dev/null || { echo "FAIL: build $1.spec"; exit 1; }
+	if ! "$FAB" up "$FX" >"$W/up-$1.log" 2>&1; then
+		echo "SKIP: softverbs-fabric up failed (root and netns needed): $(tail -1 "$W/up-$1.log")"
+		exit 77
+	fi
+}
+
+# run CASE RANK-ENV EXPECTED-RC PROBLEMS PATTERN...: mpirun -np 4, RANK-ENV ("RANK VAR=v")
+# set for that rank only; the exit status, the number of problem lines and each pattern in
+# the report must match
+run() {
+	local name=$1 renv=$2 want=$3 nprob=$4 log rc t0 got p ok=1
+	shift 4
+	log=$W/$name.log
+	t0=$SECONDS
+	# shellcheck disable=SC2016  # expanded by each rank's shell
+	timeout 300 mpirun -np 4 "$SHIM" "$FX" 1 "$PODS" -- \
+		sh -c 'r=${renv%% *}; [ -n "$renv" ] && [ "$OMPI_COMM_WORLD_RANK" = "$r" ] &&
+			export "${renv#* }"; exec "$@"' sh \
+		"$BIN" --plugin "$PLUGIN" --timeout 5 --burst-mb 64 --burst-ms 300 "${EXTRA[@]}" \
+		>"$log" 2>"$log.err" <<<"" &
+	wait $!
+	rc=$?
+	got=$(grep -c '^  problem ' "$log")
+	[ "$rc" = "$want" ] || ok=0
+	[ "$got" = "$nprob" ] || ok=0
+	for p in "$@"; do
+		grep -qF -- "$p" "$log" || { ok=0; echo "    missing: $p"; }
+	done
+	if [ $ok = 1 ]; then
+		echo "ok: $name ($((SECONDS - t0)) s): exit $rc, $got problem(s)"
+		grep -E '^  problem |^Verdict' "$log" | sed 's/^/    /'
+		passes=$((passes + 1))
+	else
+		echo "FAIL: $name: exit $rc (want $want), $got problem line(s) (want $nprob)"
+		sed 's/^/    /' "$log" | tail -40
+		tail -20 "$log.err" | sed 's/^/    err: /'
+		fails=$((fails + 1))
+	fi
+}
+export renv=
+
+EXTRA=()
+for c in $cases; do
+	case $c in
+	healthy)
+		fabric healthy ''
+		run healthy "" 0 0 "Verdict: FIT" "4 ranks, 2 rail(s), 3 round(s)"
+		EXTRA=(--json)
+		run healthy-json "" 0 0 '"fit":true'
+		EXTRA=()
+		python3 -c 'import json,sys; d=json.load(open(sys.argv[1]));
+cells=d["cells"]; assert len(cells)==4*3*2 and all(c["status"]=="ok" and c["gbps"]>0 for c in cells), cells' \
+			"$W/healthy-json.log" || { echo "FAIL: healthy --json is not 24 ok cells"; fails=$((fails + 1)); }
+		;;
+	slow)
+		# node1's mlx5_3 is pod3's port on rail rb
+		fabric slow '/^node node1/,$ s/rate="5 Gb\/sec (1X DDR)" netdev=rdma3/rate="2.5 Gb\/sec (1X SDR)" netdev=rdma3/'
+		run slow "" 1 1 "rank 3 (" "rail 1 (mlx5_3): slow link sending"
+		;;
+	offrail)
+		fabric offrail '/^node node1/,$ s/netdev=rdma3 rail=rb addr=10.21.0.4/netdev=rdma3 rail=rc addr=10.22.0.4/; s/parent=rdma3 addr=10.21.1.4/parent=rdma3 addr=10.22.1.4/'
+		run offrail "" 1 1 "rail 1 (mlx5_3): unreachable from every other rank"
+		;;
+	portdown)
+		# node1's mlx5_1 is pod2's port on rail rb
+		fabric portdown '/^node node1/,$ s/netdev=rdma1 rail=rb/state=down netdev=rdma1 rail=rb/'
+		run portdown "" 1 1 "rank 2 (" "has 1 rail(s), rank 0 (" "a port down"
+		;;
+	norank)
+		fabric norank ''
+		renv="1 RAILNET_IBVERBS_LIB=/nonexistent/libibverbs.so.1"
+		run norank "$renv" 1 1 "rank 1 (" "could not take part"
+		renv=
+		;;
+	*)
+		echo "preflight.sh: unknown case '$c' (healthy slow offrail portdown norank)" >&2
+		exit 2
+		;;
+	esac
+done
+echo "$passes passed, $fails failed"
+[ $fails = 0 ]

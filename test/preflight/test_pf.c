@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * railnet-preflight's pure parts (tools/preflight/pf_core.c): the tournament schedule meets
+ * every pair exactly once with each rank in one pair per round, for 2 to 33 ranks; the verdict
+ * names exactly the planted fault (a rank's port unreachable, a half-speed port, one pair cut,
+ * a corrupt pattern, a rank with another rail set, a rank that could not run) and nothing on a
+ * healthy run; the JSON is one document.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "pf.h"
+
+static void test_schedule(void **state)
+{
+	(void)state;
+	for (int n = 2; n <= 33; n++) {
+		int rounds = pf_rounds(n);
+		int *met = calloc((size_t)n * (size_t)n, sizeof(int));
+
+		assert_non_null(met);
+		assert_int_equal(rounds, n % 2 ? n : n - 1);
+		for (int t = 0; t < rounds; t++)
+			for (int r = 0; r < n; r++) {
+				int p = pf_partner(n, t, r);
+
+				if (p < 0)
+					continue;
+				assert_int_not_equal(p, r);
+				assert_int_equal(pf_partner(n, t, p), r); /* symmetric */
+				met[r * n + p]++;
+			}
+		for (int a = 0; a < n; a++)
+			for (int b = 0; b < n; b++)
+				assert_int_equal(met[a * n + b], a == b ? 0 : 1);
+		/* an odd count gives each rank exactly one bye */
+		for (int r = 0; n % 2 && r < n; r++) {
+			int byes = 0;
+
+			for (int t = 0; t < rounds; t++)
+				byes += pf_partner(n, t, r) < 0;
+			assert_int_equal(byes, 1);
+		}
+		free(met);
+	}
+	assert_int_equal(pf_rounds(1), 0);
+	assert_int_equal(pf_partner(4, 3, 0), -1); /* no such round */
+	assert_int_equal(pf_partner(4, 0, 4), -1); /* no such rank */
+}
+
+#define N 4
+#define R 2
+
+static struct pf_rank ranks[N];
+static struct pf_cell cells[N * N * R];
+
+static struct pf_run healthy(void)
+{
+	memset(ranks, 0, sizeof(ranks));
+	memset(cells, 0, sizeof(cells));
+	for (int x = 0; x < N; x++) {
+		snprintf(ranks[x].host, sizeof(ranks[x].host), "pod%d", x);
+		ranks[x].nrails = R;
+		for (int r = 0; r < R; r++) {
+			snprintf(ranks[x].rail[r].name, sizeof(ranks[x].rail[r].name), "mlx5_%d",
+				 r);
+			ranks[x].rail[r].speed_mbps = 100000;
+		}
+	}
+	for (int a = 0; a < N; a++)
+		for (int b = 0; b < N; b++)
+			for (int r = 0; r < R; r++) {
+				struct pf_cell *c = &cells[(a * N + b) * R + r];
+
+				if (a == b)
+					continue;
+				c->status = PF_OK;
+				c->gbps = 1.0f + 0.01f * (float)((a + b + r) % 3);
+				c->lat_us = 20.0f + (float)((a * b) % 4);
+			}
+	return (struct pf_run){
+		.nranks = N, .nrails = R, .ranks = ranks, .cells = cells, .rounds = pf_rounds(N)
+	};
+}
+
+static struct pf_cell *at(int a, int b, int r)
+{
+	return &cells[(a * N + b) * R + r];
+}
+
+static int judge(struct pf_run *run, char *buf)
+{
+	return pf_judge(run, buf, 8192);
+}
+
+static void test_healthy(void **state)
+{
+	struct pf_run run = healthy();
+	char buf[8192];
+
+	(void)state;
+	assert_int_equal(judge(&run, buf), 0);
+	assert_string_equal(buf, "");
+}
+
+static void test_port_down(void **state)
+{
+	struct pf_run run = healthy();
+	char buf[8192];
+
+	(void)state;
+	for (int y = 0; y < N; y++) {
+		if (y == 2)
+			continue;
+		at(2, y, 1)->status = at(y, 2, 1)->status = PF_UNREACHABLE;
+	}
+	assert_int_equal(judge(&run, buf), 1);
+	assert_non_null(
+		strstr(buf, "rank 2 (pod2) rail 1 (mlx5_1): unreachable from every other rank"));
+}
+
+static void test_slow_port(void **state)
+{
+	struct pf_run run = healthy();
+	char buf[8192];
+
+	(void)state;
+	for (int y = 0; y < N; y++)
+		if (y != 3)
+			at(3, y, 0)->gbps = at(y, 3, 0)->gbps = 0.5f;
+	assert_int_equal(judge(&run, buf), 1);
+	assert_non_null(strstr(buf, "rank 3 (pod3) rail 0 (mlx5_0): slow link"));
+}
+
+static void test_one_pair_cut(void **state)
+{
+	struct pf_run run = healthy();
+	char buf[8192];
+
+	(void)state;
+	at(0, 1, 1)->status = at(1, 0, 1)->status = PF_UNREACHABLE;
+	snprintf(at(0, 1, 1)->why, PF_WHY_LEN, "no connection within the timeout");
+	assert_int_equal(judge(&run, buf), 1); /* the pair said once, no rank blamed */
+	assert_non_null(
+		strstr(buf, "rail 1 (mlx5_1): rank 0 (pod0) and rank 1 (pod1) cannot reach"));
+}
+
+static void test_slow_sender(void **state)
+{
+	struct pf_run run = healthy();
+	char buf[8192];
+
+	(void)state;
+	for (int y = 0; y < N; y++)
+		if (y != 1)
+			at(1, y, 1)->gbps = 0.5f; /* only its sends: a token bucket on transmit */
+	assert_int_equal(judge(&run, buf), 1);
+	assert_non_null(strstr(buf, "rank 1 (pod1) rail 1 (mlx5_1): slow link sending: 0.50 GB/s"));
+}
+
+/* two ranks: one pair, no peers to compare with; only hard failures count */
+static void test_two_ranks(void **state)
+{
+	struct pf_run run = healthy();
+	struct pf_cell two[2 * 2 * R];
+	char buf[8192];
+
+	(void)state;
+	memset(two, 0, sizeof(two));
+	for (int r = 0; r < R; r++) {
+		two[(0 * 2 + 1) * R + r] =
+			(struct pf_cell){ .status = PF_OK, .gbps = 1.0f, .lat_us = 20 };
+		two[(1 * 2 + 0) * R + r] =
+			(struct pf_cell){ .status = PF_OK, .gbps = 0.3f, .lat_us = 20 };
+	}
+	run.nranks = 2;
+	run.cells = two;
+	assert_int_equal(judge(&run, buf), 0);
+	two[(1 * 2 + 0) * R + 1].status = PF_CORRUPT;
+	assert_int_equal(judge(&run, buf), 1);
+	assert_non_null(strstr(buf, "data from rank 1 (pod1) to rank 0 (pod0) arrived corrupted"));
+}
+
+static void test_latency(void **state)
+{
+	struct pf_run run = healthy();
+	char buf[8192];
+
+	(void)state;
+	at(0, 2, 0)->lat_us = at(2, 0, 0)->lat_us = 2000; /* a scheduler tick: not judged */
+	assert_int_equal(judge(&run, buf), 0);
+	at(0, 2, 0)->lat_us = at(2, 0, 0)->lat_us = 9000; /* retransmissions: the pair, once */
+	assert_int_equal(judge(&run, buf), 1);
+	assert_non_null(
+		strstr(buf, "rail 0 (mlx5_0): rank 0 (pod0) and rank 2 (pod2): high latency"));
+}
+
+static void test_corrupt(void **state)
+{
+	struct pf_run run = healthy();
+	char buf[8192];
+
+	(void)state;
+	at(1, 2, 0)->status = PF_CORRUPT;
+	assert_int_equal(judge(&run, buf), 1);
+	assert_non_null(strstr(buf, "data from rank 1 (pod1) to rank 2 (pod2) arrived corrupted"));
+}
+
+static void test_disjoint(void **state)
+{
+	struct pf_run run = healthy();
+	char buf[8192];
+
+	(void)state;
+	/* the pods of one node hold other devices for the same rails: no problem */
+	snprintf(ranks[3].rail[1].name, PF_NAME_LEN, "mlx5_7");
+	assert_int_equal(judge(&run, buf), 0);
+	/* a rank with one rail fewer (a port down, another rail set) */
+	ranks[3].nrails = 1;
+	for (int y = 0; y < 3; y++)
+		at(3, y, 1)->status = at(y, 3, 1)->status = PF_NO_RAIL;
+	assert_int_equal(judge(&run, buf), 1);
+	assert_non_null(strstr(buf, "rank 3 (pod3) has 1 rail(s), rank 0 (pod0) has 2"));
+	assert_non_null(strstr(buf, "different rail sets"));
+}
+
+static void test_rank_err(void **state)
+{
+	struct pf_run run = healthy();
+	char buf[8192];
+
+	(void)state;
+	ranks[1].err = 1;
+	snprintf(ranks[1].why, PF_WHY_LEN, "no RDMA port usable here");
+	for (int y = 0; y < N; y++)
+		for (int r = 0; r < R; r++)
+			if (y != 1)
+				at(1, y, r)->status = at(y, 1, r)->status = PF_UNREACHABLE;
+	assert_int_equal(judge(&run, buf), 1); /* said once, not again per rail and pair */
+	assert_non_null(strstr(buf, "rank 1 (pod1) could not take part: no RDMA port usable here"));
+}
+
+static void test_json(void **state)
+{
+	struct pf_run run = healthy();
+	char buf[8192], *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	int np;
+
+	(void)state;
+	at(0, 1, 1)->status = at(1, 0, 1)->status = PF_UNREACHABLE;
+	np = judge(&run, buf);
+	assert_non_null(f);
+	pf_print_json(f, &run, buf, np);
+	fclose(f);
+	assert_non_null(strstr(out, "\"fit\":false"));
+	assert_non_null(strstr(out, "\"status\":\"unreachable\""));
+	assert_non_null(strstr(out, "\"problems\":[\"rail 1"));
+	assert_int_equal(out[strlen(out) - 2], '}');
+	free(out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_schedule),     cmocka_unit_test(test_healthy),
+		cmocka_unit_test(test_port_down),    cmocka_unit_test(test_slow_port),
+		cmocka_unit_test(test_one_pair_cut), cmocka_unit_test(test_slow_sender),
+		cmocka_unit_test(test_two_ranks),    cmocka_unit_test(test_latency),
+		cmocka_unit_test(test_corrupt),	     cmocka_unit_test(test_disjoint),
+		cmocka_unit_test(test_rank_err),     cmocka_unit_test(test_json),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,463 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * railnet-preflight's pure parts (pf.h): the tournament schedule, the verdict, and the text,
+ * JSON and heat-map output. No MPI, no plugin: unit-tested by test/preflight/test_pf.c.
+ */
+#include "pf.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+int pf_rounds(int n)
+{
+	if (n < 2)
+		return 0;
+	return n % 2 ? n : n - 1;
+}
+
+int pf_partner(int n, int round, int rank)
+{
+	int m = n % 2 ? n + 1 : n, p;
+
+	if (n < 2 || round < 0 || round >= m - 1 || rank < 0 || rank >= n)
+		return -1;
+	if (rank == m - 1)
+		p = round;
+	else if (rank == round)
+		p = m - 1;
+	else
+		p = ((2 * round - rank) % (m - 1) + (m - 1)) % (m - 1);
+	return p >= n ? -1 : p; /* the added player of an odd n: a bye */
+}
+
+const char *pf_status_str(int s)
+{
+	switch (s) {
+	case PF_OK:
+		return "ok";
+	case PF_UNREACHABLE:
+		return "unreachable";
+	case PF_CORRUPT:
+		return "corrupt";
+	case PF_FAILED:
+		return "failed";
+	case PF_NO_RAIL:
+		return "no-rail";
+	default:
+		return "not-run";
+	}
+}
+
+/* ---- the verdict ---------------------------------------------------------------------- */
+
+struct pf_out {
+	char *buf;
+	size_t len, used;
+	int n;
+};
+
+static void say(struct pf_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void say(struct pf_out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int k;
+
+	o->n++;
+	if (o->used + 1 >= o->len)
+		return;
+	va_start(ap, fmt);
+	k = vsnprintf(o->buf + o->used, o->len - o->used, fmt, ap);
+	va_end(ap);
+	if (k < 0)
+		return;
+	o->used += (size_t)k < o->len - o->used ? (size_t)k : o->len - o->used - 1;
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+	float x = *(const float *)a, y = *(const float *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* OK cells on a rail. */
+static int rail_ok(const struct pf_run *r, int rail)
+{
+	int k = 0;
+
+	for (int a = 0; a < r->nranks; a++)
+		for (int b = 0; b < r->nranks; b++)
+			k += a != b && pf_cell_at(r, a, b, rail)->status == PF_OK;
+	return k;
+}
+
+/* Median of the OK cells' bandwidth (lat false) or latency (lat true) on a rail; 0 if none. */
+static float rail_median(const struct pf_run *r, int rail, bool lat)
+{
+	float *v = malloc(sizeof(float) * (size_t)r->nranks * (size_t)r->nranks + 1), m = 0;
+	int k = 0;
+
+	if (!v)
+		return 0;
+	for (int a = 0; a < r->nranks; a++)
+		for (int b = 0; b < r->nranks; b++) {
+			const struct pf_cell *c = pf_cell_at(r, a, b, rail);
+
+			if (a != b && c->status == PF_OK)
+				v[k++] = lat ? c->lat_us : c->gbps;
+		}
+	if (k) {
+		qsort(v, (size_t)k, sizeof(float), cmp_float);
+		m = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+	}
+	free(v);
+	return m;
+}
+
+enum pf_kind { PF_K_UNREACH, PF_K_CORRUPT, PF_K_FAILED, PF_K_SLOW, PF_K_LAT };
+
+/* A slow cell by the pair-alone threshold (the rank-wide one is is_bad's). */
+static bool pair_slow(const struct pf_cell *c, float med_bw)
+{
+	return c->status == PF_OK && med_bw > 0 && c->gbps < PF_SLOW_PAIR_OF_MEDIAN * med_bw;
+}
+
+static bool is_bad(const struct pf_cell *c, enum pf_kind k, float med_bw, float med_lat)
+{
+	switch (k) {
+	case PF_K_UNREACH:
+		return c->status == PF_UNREACHABLE;
+	case PF_K_CORRUPT:
+		return c->status == PF_CORRUPT;
+	case PF_K_FAILED:
+		return c->status == PF_FAILED;
+	case PF_K_SLOW:
+		return c->status == PF_OK && med_bw > 0 && c->gbps < PF_SLOW_OF_MEDIAN * med_bw;
+	default:
+		return c->status == PF_OK && med_lat > 0 &&
+		       c->lat_us > PF_HIGH_LAT_OF_MEDIAN * med_lat &&
+		       c->lat_us > med_lat + PF_HIGH_LAT_MIN_US;
+	}
+}
+
+static const char *rank_host(const struct pf_run *r, int x)
+{
+	return r->ranks[x].host[0] ? r->ranks[x].host : "?";
+}
+
+static void rank_problem(struct pf_out *o, const struct pf_run *r, int x, int rail, enum pf_kind k,
+			 const char *dir, float med_bw, float med_lat, float mine)
+{
+	const char *rn = r->ranks[x].rail[rail].name; /* its own device on that rail */
+
+	switch (k) {
+	case PF_K_UNREACH:
+		say(o,
+		    "rank %d (%s) rail %d (%s): unreachable%s from every other rank: its port "
+		    "is down, or its interface is not on this rail's network (a NAD or DRA "
+		    "claim that gave it another rail, a wrong VLAN, a switch port down)\n",
+		    x, rank_host(r, x), rail, rn, dir);
+		break;
+	case PF_K_CORRUPT:
+		say(o,
+		    "rank %d (%s) rail %d (%s): data%s arrived corrupted with every other rank: "
+		    "a faulty NIC or memory on this rank\n",
+		    x, rank_host(r, x), rail, rn, dir);
+		break;
+	case PF_K_FAILED:
+		say(o,
+		    "rank %d (%s) rail %d (%s): transfers%s with every other rank failed after "
+		    "connecting: RDMA drops on this port (PFC/ECN or MTU), or the port flapped\n",
+		    x, rank_host(r, x), rail, rn, dir);
+		break;
+	case PF_K_SLOW:
+		say(o,
+		    "rank %d (%s) rail %d (%s): slow link%s: %.2f GB/s with every other rank, "
+		    "%.2fx the rail's median %.2f GB/s (a port that linked at a lower speed, or "
+		    "a congested switch port)\n",
+		    x, rank_host(r, x), rail, rn, dir, mine, med_bw > 0 ? mine / med_bw : 0,
+		    med_bw);
+		break;
+	default:
+		say(o,
+		    "rank %d (%s) rail %d (%s): high latency%s: %.1f us against the rail's "
+		    "median %.1f us (a longer path, or retransmissions)\n",
+		    x, rank_host(r, x), rail, rn, dir, mine, med_lat);
+		break;
+	}
+}
+
+static void pair_problem(struct pf_out *o, const struct pf_run *r, int a, int b, int rail,
+			 enum pf_kind k, float med_bw, float med_lat)
+{
+	const struct pf_cell *c = pf_cell_at(r, a, b, rail);
+	const char *rn = r->ranks[0].rail[rail].name;
+
+	switch (k) {
+	case PF_K_UNREACH:
+		say(o,
+		    "rail %d (%s): rank %d (%s) and rank %d (%s) cannot reach each other (%s): "
+		    "different networks on this rail, or a path down between them\n",
+		    rail, rn, a, rank_host(r, a), b, rank_host(r, b), c->why[0] ? c->why : "-");
+		break;
+	case PF_K_CORRUPT:
+		say(o, "rail %d (%s): data from rank %d (%s) to rank %d (%s) arrived corrupted\n",
+		    rail, rn, a, rank_host(r, a), b, rank_host(r, b));
+		break;
+	case PF_K_FAILED:
+		say(o,
+		    "rail %d (%s): rank %d (%s) to rank %d (%s): transfer failed after "
+		    "connecting (%s)\n",
+		    rail, rn, a, rank_host(r, a), b, rank_host(r, b), c->why[0] ? c->why : "-");
+		break;
+	case PF_K_SLOW:
+		say(o,
+		    "rail %d (%s): rank %d (%s) to rank %d (%s): slow, %.2f GB/s against the "
+		    "rail's median %.2f GB/s\n",
+		    rail, rn, a, rank_host(r, a), b, rank_host(r, b), c->gbps, med_bw);
+		break;
+	default:
+		say(o,
+		    "rail %d (%s): rank %d (%s) and rank %d (%s): high latency, %.1f us against "
+		    "the rail's median %.1f us\n",
+		    rail, rn, a, rank_host(r, a), b, rank_host(r, b), c->lat_us, med_lat);
+		break;
+	}
+}
+
+/*
+ * One kind of problem on one rail. A rank all of whose cells on the rail have it, both
+ * directions, or all of its sends, or all of its receives, is named once (its port is the
+ * likely cause, and which way says more: a port's transmit or receive side); the bad cells
+ * left are named per pair.
+ */
+static void judge_kind(struct pf_out *o, const struct pf_run *r, int rail, enum pf_kind k,
+		       float med_bw, float med_lat)
+{
+	int n = r->nranks;
+	bool *said = calloc((size_t)n * (size_t)n, sizeof(bool));
+
+	if (!said)
+		return;
+	for (int x = 0; n > 2 && x < n; x++) {
+		int out_bad = 0, in_bad = 0, total = 0;
+		double out_sum = 0, in_sum = 0;
+
+		for (int y = 0; y < n; y++) {
+			const struct pf_cell *c1 = pf_cell_at(r, x, y, rail), *c2;
+
+			if (y == x || c1->status == PF_NO_RAIL || c1->status == PF_NOT_RUN)
+				continue;
+			c2 = pf_cell_at(r, y, x, rail);
+			total++;
+			out_bad += is_bad(c1, k, med_bw, med_lat);
+			in_bad += is_bad(c2, k, med_bw, med_lat);
+			out_sum += k == PF_K_LAT ? c1->lat_us : c1->gbps;
+			in_sum += k == PF_K_LAT ? c2->lat_us : c2->gbps;
+		}
+		if (!total || r->ranks[x].err || (out_bad < total && in_bad < total))
+			continue; /* a rank that could not run is said once, by pf_judge */
+		for (int y = 0; y < n; y++) {
+			if (out_bad == total)
+				said[x * n + y] = true;
+			if (in_bad == total)
+				said[y * n + x] = true;
+		}
+		if (out_bad == total && in_bad == total)
+			rank_problem(o, r, x, rail, k, "", med_bw, med_lat,
+				     (float)((out_sum + in_sum) / (2 * total)));
+		else
+			rank_problem(o, r, x, rail, k, out_bad == total ? " sending" : " receiving",
+				     med_bw, med_lat,
+				     (float)((out_bad == total ? out_sum : in_sum) / total));
+	}
+	for (int a = 0; a < n; a++)
+		for (int b = 0; b < n; b++) {
+			const struct pf_cell *c = pf_cell_at(r, a, b, rail);
+
+			if (a == b || said[a * n + b] || r->ranks[a].err || r->ranks[b].err ||
+			    !is_bad(c, k, med_bw, med_lat) ||
+			    (k == PF_K_SLOW && !pair_slow(c, med_bw)))
+				continue;
+			/* a pair whose both directions are bad is said once (unreachable, latency) */
+			if ((k == PF_K_UNREACH || k == PF_K_LAT) && b < a &&
+			    is_bad(pf_cell_at(r, b, a, rail), k, med_bw, med_lat) &&
+			    !said[b * n + a])
+				continue;
+			pair_problem(o, r, a, b, rail, k, med_bw, med_lat);
+		}
+	free(said);
+}
+
+int pf_judge(const struct pf_run *r, char *buf, size_t len)
+{
+	struct pf_out o = { buf, len, 0, 0 };
+
+	if (len)
+		buf[0] = '\0';
+	for (int x = 0; x < r->nranks; x++) {
+		const struct pf_rank *k = &r->ranks[x];
+
+		if (k->err) {
+			say(&o, "rank %d (%s) could not take part: %s\n", x, rank_host(r, x),
+			    k->why);
+			continue;
+		}
+		/* by count only: the pods of one node hold different devices for the same rails */
+		if (x && k->nrails != r->ranks[0].nrails)
+			say(&o,
+			    "rank %d (%s) has %d rail(s), rank 0 (%s) has %d: a port down on one "
+			    "of them, or the pods were given different rail sets (their NADs, "
+			    "device-plugin resources or DRA claims differ); rails are compared by "
+			    "position\n",
+			    x, rank_host(r, x), k->nrails, rank_host(r, 0), r->ranks[0].nrails);
+	}
+	for (int rail = 0; rail < r->nrails; rail++) {
+		float mb = rail_median(r, rail, false), ml = rail_median(r, rail, true);
+
+		/* slow and high-latency cells need peers to compare with: PF_MIN_PEERS OK cells */
+		if (rail_ok(r, rail) < PF_MIN_PEERS)
+			mb = ml = 0;
+
+		for (int k = PF_K_UNREACH; k <= PF_K_LAT; k++)
+			judge_kind(&o, r, rail, (enum pf_kind)k, mb, ml);
+	}
+	return o.n;
+}
+
+/* ---- output --------------------------------------------------------------------------- */
+
+void pf_print_text(FILE *o, const struct pf_run *r, const char *problems, int nproblems)
+{
+	fprintf(o, "railnet-preflight: %d ranks, %d rail(s), %d round(s), %.1f s\n", r->nranks,
+		r->nrails, r->rounds, r->seconds);
+	for (int x = 0; x < r->nranks; x++)
+		fprintf(o, "  rank %d  %s  %d rail(s)%s%s\n", x, rank_host(r, x),
+			r->ranks[x].nrails, r->ranks[x].err ? ": " : "",
+			r->ranks[x].err ? r->ranks[x].why : "");
+	for (int rail = 0; rail < r->nrails; rail++) {
+		const struct pf_rail *ri = &r->ranks[0].rail[rail];
+
+		fprintf(o, "\nrail %d: %s (port %d, %.1f GB/s rated; median %.2f GB/s, %.1f us)\n",
+			rail, ri->name, ri->port, ri->speed_mbps / 8000.0,
+			rail_median(r, rail, false), rail_median(r, rail, true));
+		fprintf(o, "  GB/s from row to column\n        ");
+		for (int b = 0; b < r->nranks; b++)
+			fprintf(o, " %7d", b);
+		fputc('\n', o);
+		for (int a = 0; a < r->nranks; a++) {
+			fprintf(o, "  %5d ", a);
+			for (int b = 0; b < r->nranks; b++) {
+				const struct pf_cell *c = pf_cell_at(r, a, b, rail);
+
+				if (a == b)
+					fprintf(o, " %7s", "-");
+				else if (c->status == PF_OK)
+					fprintf(o, " %7.2f", c->gbps);
+				else
+					fprintf(o, " %7.7s", pf_status_str(c->status));
+			}
+			fputc('\n', o);
+		}
+	}
+	fprintf(o, "\nVerdict: %s\n", nproblems ? "PROBLEMS" : "FIT");
+	if (nproblems) {
+		const char *p = problems;
+
+		while (*p) {
+			const char *e = strchr(p, '\n');
+			int l = e ? (int)(e - p) : (int)strlen(p);
+
+			fprintf(o, "  problem %.*s\n", l, p);
+			p += l + (e != NULL);
+		}
+	}
+}
+
+static void json_str(FILE *o, const char *s)
+{
+	fputc('"', o);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(o, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(o, "\\u%04x", ch);
+		else
+			fputc(ch, o);
+	}
+	fputc('"', o);
+}
+
+void pf_print_json(FILE *o, const struct pf_run *r, const char *problems, int nproblems)
+{
+	fprintf(o,
+		"{\"schema\":1,\"ranks\":%d,\"rails\":%d,\"rounds\":%d,\"seconds\":%.3f,"
+		"\"fit\":%s,\"hosts\":[",
+		r->nranks, r->nrails, r->rounds, r->seconds, nproblems ? "false" : "true");
+	for (int x = 0; x < r->nranks; x++) {
+		fputs(x ? "," : "", o);
+		json_str(o, rank_host(r, x));
+	}
+	fputs("],\"rail_names\":[", o);
+	for (int i = 0; i < r->nrails; i++) {
+		fputs(i ? "," : "", o);
+		json_str(o, r->ranks[0].rail[i].name);
+	}
+	fputs("],\"cells\":[", o);
+	for (int rail = 0, first = 1; rail < r->nrails; rail++)
+		for (int a = 0; a < r->nranks; a++)
+			for (int b = 0; b < r->nranks; b++) {
+				const struct pf_cell *c = pf_cell_at(r, a, b, rail);
+
+				if (a == b)
+					continue;
+				fprintf(o, "%s{\"rail\":%d,\"from\":%d,\"to\":%d,\"status\":\"%s\"",
+					first ? "" : ",", rail, a, b, pf_status_str(c->status));
+				if (c->status == PF_OK)
+					fprintf(o, ",\"gbps\":%.3f,\"latency_us\":%.1f", c->gbps,
+						c->lat_us);
+				if (c->why[0]) {
+					fputs(",\"why\":", o);
+					json_str(o, c->why);
+				}
+				fputc('}', o);
+				first = 0;
+			}
+	fputs("],\"problems\":[", o);
+	for (const char *p = problems, *e; p && *p; p = e + 1) {
+		char line[1024];
+		size_t l;
+
+		e = strchr(p, '\n');
+		if (!e)
+			e = p + strlen(p) - 1;
+		l = (size_t)(e - p) < sizeof(line) - 1 ? (size_t)(e - p) : sizeof(line) - 1;
+		memcpy(line, p, l);
+		line[l] = '\0';
+		fputs(p == problems ? "" : ",", o);
+		json_str(o, line);
+	}
+	fputs("]}\n", o);
+}
+
+void pf_print_heat(FILE *o, const struct pf_run *r)
+{
+	for (int rail = 0; rail < r->nrails; rail++) {
+		fprintf(o, "# rail %d %s\n", rail, r->ranks[0].rail[rail].name);
+		for (int a = 0; a < r->nranks; a++) {
+			for (int b = 0; b < r->nranks; b++) {
+				const struct pf_cell *c = pf_cell_at(r, a, b, rail);
+
+				fprintf(o, "%s%.3f", b ? " " : "",
+					a != b && c->status == PF_OK ? c->gbps : NAN);
+			}
+			fputc('\n', o);
+		}
+		fputs("\n\n", o);
+	}
+}

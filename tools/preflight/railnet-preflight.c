@@ -1,0 +1,874 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * railnet-preflight: every rail of every pair of ranks proven before the job (pf.h has the
+ * design). Started by mpirun, one rank per pod; loads the plugin as NCCL does (rb_net.h,
+ * shared with railnet-bench) with one device per port, and drives it through the net API.
+ *
+ *   mpirun -np N railnet-preflight [--plugin PATH] [--netns NAME|PATH] [--json]
+ *       [--heatmap FILE.png] [--timeout S] [--burst-mb N] [--burst-ms MS]
+ *
+ * Exit status (every rank the same): 0 all good, 1 problems, 2 usage, 3 could not run.
+ */
+#include "pf.h"
+#include "rb_net.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <mpi.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef PF_DEFAULT_PLUGIN
+#define PF_DEFAULT_PLUGIN "libnccl-net-railnet.so"
+#endif
+#ifndef RN_VERSION_STRING
+#define RN_VERSION_STRING "unknown"
+#endif
+#ifndef RN_GIT_DESCRIBE
+#define RN_GIT_DESCRIBE "unknown"
+#endif
+#ifndef RN_BUILD_DATE
+#define RN_BUILD_DATE "unknown"
+#endif
+
+#define PF_TAG 7
+
+struct pf_opts {
+	const char *plugin, *netns, *heatmap;
+	bool json;
+	double timeout_s;
+	long burst_mb, burst_ms;
+};
+
+/* One rail of the pair under test: the two comms and their buffers. */
+struct pf_link {
+	void *scomm, *rcomm, *smh, *rmh;
+	char *sbuf, *rbuf; /* sbuf PF_BURST_MSG; rbuf PF_BURST_DEPTH x PF_BURST_MSG */
+	int status;	   /* enum pf_status of what we received; PF_OK until something fails */
+	char why[PF_WHY_LEN];
+	bool sent_end, got_end;
+	long nsent, sdone, nrecv_posted, nrecvd;
+	void *sreq[PF_BURST_DEPTH], *rreq[PF_BURST_DEPTH];
+	double t_first, t_last;
+	double lat_us;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int usage(FILE *o)
+{
+	fprintf(o,
+		"usage: mpirun -np N railnet-preflight [options]\n"
+		"Tests every rail (port) between every pair of ranks, one pair per rank per "
+		"round,\n"
+		"all rails of a pair at once: connection, a data pattern, latency and bandwidth.\n"
+		"  --plugin PATH        the net plugin (default %s)\n"
+		"  --netns NAME|PATH    join this network namespace after MPI_Init\n"
+		"  --json               one JSON document instead of the text report\n"
+		"  --heatmap FILE.png   also draw the per-rail GB/s matrices (needs gnuplot)\n"
+		"  --timeout S          connect + pattern + latency bound per round, seconds "
+		"(default 10; 1-600)\n"
+		"  --burst-mb N         MiB each way per rail in the bandwidth burst (default 16; "
+		"1-4096)\n"
+		"  --burst-ms MS        the burst stops sending after this long (default 500; "
+		"10-60000); it is bounded by 4x that\n"
+		"  --version, --help\n"
+		"Exit status: 0 all good, 1 problems (each named with its likely cause), 2 usage,\n"
+		"3 could not run.\n",
+		PF_DEFAULT_PLUGIN);
+	return 2;
+}
+
+/* 0, 1 (--help/--version printed), or 2 with the reason in err. */
+static int parse(int argc, char **argv, struct pf_opts *o, char *err, size_t len)
+{
+	static const struct option lo[] = {
+		{ "plugin", required_argument, NULL, 'p' },
+		{ "netns", required_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "heatmap", required_argument, NULL, 'H' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "burst-mb", required_argument, NULL, 'b' },
+		{ "burst-ms", required_argument, NULL, 'm' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	*o = (struct pf_opts){
+		.plugin = PF_DEFAULT_PLUGIN, .timeout_s = 10, .burst_mb = 16, .burst_ms = 500
+	};
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		char *end = NULL;
+		double d;
+		long v;
+
+		switch (c) {
+		case 'p':
+		case 'n':
+		case 'H':
+			if (!*optarg) {
+				snprintf(err, len, "%s: empty value", argv[optind - 1]);
+				return 2;
+			}
+			*(c == 'p' ? &o->plugin : c == 'n' ? &o->netns : &o->heatmap) = optarg;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 't':
+			errno = 0;
+			d = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(d >= 1 && d <= 600)) {
+				snprintf(err, len, "--timeout %s: want seconds from 1 to 600",
+					 optarg);
+				return 2;
+			}
+			o->timeout_s = d;
+			break;
+		case 'b':
+		case 'm':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end ||
+			    (c == 'b' ? (v < 1 || v > 4096) : (v < 10 || v > 60000))) {
+				snprintf(err, len, "%s %s: want %s",
+					 c == 'b' ? "--burst-mb" : "--burst-ms", optarg,
+					 c == 'b' ? "MiB from 1 to 4096"
+						  : "milliseconds from 10 to 60000");
+				return 2;
+			}
+			*(c == 'b' ? &o->burst_mb : &o->burst_ms) = v;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		case 'V':
+			printf("railnet-preflight %s (git %s, built %s)\n", RN_VERSION_STRING,
+			       RN_GIT_DESCRIBE, RN_BUILD_DATE);
+			return 1;
+		default:
+			snprintf(err, len, "unknown option '%s' (see --help)", argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		snprintf(err, len, "unexpected argument '%s' (see --help)", argv[optind]);
+		return 2;
+	}
+	return 0;
+}
+
+static int join_netns(const char *ns, char *err, size_t len)
+{
+	char path[512];
+	int fd;
+
+	if (strchr(ns, '/'))
+		snprintf(path, sizeof(path), "%s", ns);
+	else
+		snprintf(path, sizeof(path), "/run/netns/%s", ns);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || setns(fd, CLONE_NEWNET)) {
+		snprintf(err, len, "--netns: %.200s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/* This rank's rails: the plugin's devices, one per port. */
+static void discover(struct rb_net *net, const struct pf_opts *o, struct pf_rank *me)
+{
+	char err[512];
+	int ndev = 0;
+
+	gethostname(me->host, sizeof(me->host) - 1);
+	/* one device per port: a rail is a port (an explicit other value is overridden) */
+	setenv("RAILNET_MERGE", "none", 1);
+	if (rb_net_open(net, o->plugin, 0, err, sizeof(err))) {
+		me->err = 1;
+		snprintf(me->why, sizeof(me->why), "the plugin did not load: %.60s", err);
+		return;
+	}
+	if (rb_net_init(net, 2 /* NCCL_LOG_WARN */) || rb_net_devices(net, &ndev)) {
+		me->err = 1;
+		snprintf(me->why, sizeof(me->why), "the plugin's init failed (no libibverbs?)");
+		return;
+	}
+	if (ndev <= 0) {
+		me->err = 1;
+		snprintf(me->why, sizeof(me->why),
+			 "no RDMA port usable here (railnet-doctor says why)");
+		return;
+	}
+	me->nrails = ndev < PF_MAX_RAILS ? ndev : PF_MAX_RAILS;
+	for (int d = 0; d < me->nrails; d++) {
+		struct rb_net_props p;
+
+		if (rb_net_props(net, d, &p))
+			continue;
+		snprintf(me->rail[d].name, sizeof(me->rail[d].name), "%.63s", p.name);
+		me->rail[d].speed_mbps = p.speed;
+		me->rail[d].port = p.port;
+	}
+}
+
+static void fill_pattern(char *b, size_t n, unsigned seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		b[i] = (char)x;
+	}
+}
+
+/* The first failure of a link: "WHAT: ncclXxx", or "WHAT timed out" when rc is 0. */
+static void link_fail(struct pf_link *l, int status, const char *what, int rc)
+{
+	if (l->status != PF_OK)
+		return;
+	l->status = status;
+	if (rc)
+		snprintf(l->why, sizeof(l->why), "%.60s: %s", what, rb_net_result(rc));
+	else
+		snprintf(l->why, sizeof(l->why), "%.60s timed out", what);
+}
+
+/* Waits for req (polling) until deadline; 1 done, 0 not done by then, -1 error. */
+static int wait_req(struct rb_net *net, void *req, double deadline, size_t *size, int *rc)
+{
+	int done = 0;
+
+	while (!done) {
+		*rc = rb_net_test(net, req, &done, size);
+		if (*rc)
+			return -1;
+		if (!done && now_s() > deadline)
+			return 0;
+		if (!done)
+			sched_yield(); /* ranks may share CPUs (pods of a node, NIC threads) */
+	}
+	return 1;
+}
+
+/* Phase 1: connect to the partner's listener and accept its connection, on every rail. */
+static void phase_connect(struct rb_net *net, struct pf_link *L, int nr, void **lcomm,
+			  char (*handles)[RB_NET_HANDLE_BYTES], double deadline)
+{
+	for (int left = nr; left > 0 && now_s() < deadline;) {
+		left = 0;
+		sched_yield();
+		for (int r = 0; r < nr; r++) {
+			struct pf_link *l = &L[r];
+			int rc;
+
+			if (l->status != PF_OK)
+				continue;
+			if (!l->scomm && (rc = rb_net_connect(net, r, handles[r], &l->scomm))) {
+				link_fail(l, PF_UNREACHABLE, "connect", rc);
+				continue;
+			}
+			if (!l->rcomm && (rc = rb_net_accept(net, lcomm[r], &l->rcomm))) {
+				link_fail(l, PF_UNREACHABLE, "accept", rc);
+				continue;
+			}
+			left += !l->scomm || !l->rcomm;
+		}
+	}
+	for (int r = 0; r < nr; r++)
+		if (L[r].status == PF_OK && (!L[r].scomm || !L[r].rcomm)) {
+			L[r].status = PF_UNREACHABLE;
+			snprintf(L[r].why, sizeof(L[r].why), "no %s within the timeout",
+				 L[r].scomm ? "connection from the peer"
+					    : "connection to the peer");
+		}
+}
+
+static int setup_buffers(struct rb_net *net, struct pf_link *l)
+{
+	int rc;
+
+	l->sbuf = aligned_alloc(4096, PF_BURST_MSG);
+	l->rbuf = aligned_alloc(4096, (size_t)PF_BURST_DEPTH * PF_BURST_MSG);
+	if (!l->sbuf || !l->rbuf)
+		return -1;
+	if ((rc = rb_net_reg_mr(net, l->scomm, l->sbuf, PF_BURST_MSG, &l->smh)) ||
+	    (rc = rb_net_reg_mr(net, l->rcomm, l->rbuf, (size_t)PF_BURST_DEPTH * PF_BURST_MSG,
+				&l->rmh))) {
+		link_fail(l, PF_FAILED, "regMr", rc);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Phase 2: a pattern each way on every rail at once, checked byte for byte. A rail whose
+ * connection was made but where no byte crossed by the deadline is unreachable: RoCE
+ * connects QPs without a packet, so a GID the peer cannot route to shows only here.
+ */
+static void phase_pattern(struct rb_net *net, struct pf_link *L, int nr, int round, int me,
+			  int peer, double deadline)
+{
+	void *sreq[PF_MAX_RAILS] = { 0 }, *rreq[PF_MAX_RAILS] = { 0 };
+	bool sent[PF_MAX_RAILS] = { 0 }, recvd[PF_MAX_RAILS] = { 0 };
+	size_t got[PF_MAX_RAILS] = { 0 };
+	char *want = malloc(PF_PATTERN_BYTES);
+	int left = 1;
+
+	for (int r = 0; r < nr; r++) {
+		struct pf_link *l = &L[r];
+		int rc;
+
+		if (l->status != PF_OK)
+			continue;
+		fill_pattern(l->sbuf, PF_PATTERN_BYTES, (unsigned)(round * 131071 + me * 8191 + r));
+		if ((rc = rb_net_irecv(net, l->rcomm, l->rbuf, PF_PATTERN_BYTES, PF_TAG, l->rmh,
+				       &rreq[r])) ||
+		    !rreq[r])
+			link_fail(l, PF_FAILED, "posting the pattern's receive", rc);
+	}
+	while (left && now_s() < deadline) {
+		left = 0;
+		sched_yield();
+		for (int r = 0; r < nr; r++) {
+			struct pf_link *l = &L[r];
+			int rc = 0, done = 0;
+
+			if (l->status != PF_OK || (sent[r] && recvd[r]))
+				continue;
+			left = 1;
+			if (!sreq[r])
+				rc = rb_net_isend(net, l->scomm, l->sbuf, PF_PATTERN_BYTES, PF_TAG,
+						  l->smh, &sreq[r]);
+			if (!rc && sreq[r] && !sent[r] &&
+			    !(rc = rb_net_test(net, sreq[r], &done, NULL)))
+				sent[r] = done;
+			if (!rc && !recvd[r] && !(rc = rb_net_test(net, rreq[r], &done, &got[r])))
+				recvd[r] = done;
+			if (rc)
+				link_fail(l, PF_FAILED, "the pattern", rc);
+		}
+	}
+	for (int r = 0; r < nr; r++) {
+		struct pf_link *l = &L[r];
+
+		if (l->status != PF_OK)
+			continue;
+		if (!recvd[r] || !sent[r]) {
+			l->status = PF_UNREACHABLE;
+			snprintf(l->why, sizeof(l->why),
+				 "connected, but no data %s within the timeout",
+				 recvd[r] ? "left" : "arrived");
+			continue;
+		}
+		if (!want)
+			continue;
+		fill_pattern(want, PF_PATTERN_BYTES, (unsigned)(round * 131071 + peer * 8191 + r));
+		if (got[r] != PF_PATTERN_BYTES || memcmp(want, l->rbuf, PF_PATTERN_BYTES)) {
+			l->status = PF_CORRUPT;
+			snprintf(l->why, sizeof(l->why), "%zu bytes arrived, %s", got[r],
+				 got[r] == PF_PATTERN_BYTES ? "with wrong bytes"
+							    : "not the pattern's size");
+		}
+	}
+	free(want);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Phase 3: PF_PINGS round trips of 8 bytes, the lower rank first; half the lower quartile
+ * of the round trips (a busy CPU delays single ones; a longer path delays them all). */
+static void phase_latency(struct rb_net *net, struct pf_link *l, bool lower, double deadline)
+{
+	double rtt[PF_PINGS];
+	int rc = 0;
+
+	if (l->status != PF_OK)
+		return;
+	for (int i = 0; i < PF_PINGS; i++) {
+		void *sreq = NULL, *rreq = NULL;
+		double t0 = now_s();
+		int w = 1;
+
+		if ((rc = rb_net_irecv(net, l->rcomm, l->rbuf, 8, PF_TAG, l->rmh, &rreq)))
+			break;
+		if (!lower && (w = wait_req(net, rreq, deadline, NULL, &rc)) <= 0)
+			break;
+		while (!sreq &&
+		       !(rc = rb_net_isend(net, l->scomm, l->sbuf, 8, PF_TAG, l->smh, &sreq)))
+			if (now_s() > deadline)
+				break;
+		if (rc || !sreq || (w = wait_req(net, sreq, deadline, NULL, &rc)) <= 0)
+			break;
+		if (lower && (w = wait_req(net, rreq, deadline, NULL, &rc)) <= 0)
+			break;
+		rtt[i] = now_s() - t0;
+		if (i == PF_PINGS - 1) {
+			qsort(rtt, PF_PINGS, sizeof(double), cmp_double);
+			l->lat_us = rtt[PF_PINGS / 4] / 2 * 1e6; /* the lower quartile */
+			return;
+		}
+	}
+	link_fail(l, PF_FAILED, "the latency ping-pong", rc);
+}
+
+/*
+ * Phase 4, one direction of every rail of the pair at once (pf.h): the lower rank sends
+ * first, then the higher, each half after a world barrier, so that every pair measures the
+ * same half at the same time and a direction is not charged for the other (ranks of a node
+ * share its CPUs and, in softverbs, a port's rate model).
+ */
+static void phase_burst(struct rb_net *net, struct pf_link *L, int nr, const struct pf_opts *o,
+			bool sending, bool receiving)
+{
+	long want = o->burst_mb * ((1L << 20) / PF_BURST_MSG);
+	double start = now_s(), stop_sending = start + (double)o->burst_ms / 1000,
+	       deadline = start + 4.0 * (double)o->burst_ms / 1000;
+	int busy = 1;
+
+	while (busy && now_s() < deadline) {
+		busy = 0;
+		sched_yield(); /* ranks may share CPUs (pods of a node, NIC threads) */
+		for (int r = 0; r < nr; r++) {
+			struct pf_link *l = &L[r];
+			int rc = 0, done;
+			size_t got;
+
+			if (l->status != PF_OK ||
+			    ((!receiving || l->got_end) &&
+			     (!sending || (l->sent_end && l->sdone == l->nsent))))
+				continue;
+			busy = 1;
+			/* receives: PF_BURST_DEPTH posted, in order */
+			while (receiving && !l->got_end &&
+			       l->nrecv_posted - l->nrecvd < PF_BURST_DEPTH) {
+				int k = (int)(l->nrecv_posted % PF_BURST_DEPTH);
+
+				if ((rc = rb_net_irecv(net, l->rcomm,
+						       l->rbuf + (size_t)k * PF_BURST_MSG,
+						       PF_BURST_MSG, PF_TAG, l->rmh, &l->rreq[k])))
+					break;
+				if (!l->rreq[k])
+					break;
+				l->nrecv_posted++;
+			}
+			while (receiving && !rc && !l->got_end && l->nrecvd < l->nrecv_posted) {
+				int k = (int)(l->nrecvd % PF_BURST_DEPTH);
+
+				if ((rc = rb_net_test(net, l->rreq[k], &done, &got)) || !done)
+					break;
+				l->nrecvd++;
+				if (got != PF_BURST_MSG) {
+					l->got_end = true; /* the short message ends the burst */
+				} else {
+					if (!l->t_first)
+						l->t_first = now_s();
+					l->t_last = now_s();
+				}
+			}
+			/* sends: PF_BURST_DEPTH in flight, then the 8-byte end */
+			while (sending && !rc && l->sdone < l->nsent) {
+				int k = (int)(l->sdone % PF_BURST_DEPTH);
+
+				if ((rc = rb_net_test(net, l->sreq[k], &done, NULL)) || !done)
+					break;
+				l->sdone++;
+			}
+			while (sending && !rc && !l->sent_end &&
+			       l->nsent - l->sdone < PF_BURST_DEPTH) {
+				bool end = l->nsent >= want || now_s() > stop_sending;
+				int k = (int)(l->nsent % PF_BURST_DEPTH);
+
+				if ((rc = rb_net_isend(net, l->scomm, l->sbuf,
+						       end ? 8 : PF_BURST_MSG, PF_TAG, l->smh,
+						       &l->sreq[k])))
+					break;
+				if (!l->sreq[k])
+					break;
+				l->nsent++;
+				l->sent_end = end;
+			}
+			if (rc)
+				link_fail(l, PF_FAILED, "the bandwidth burst", rc);
+		}
+	}
+	for (int r = 0; r < nr; r++) {
+		struct pf_link *l = &L[r];
+
+		if (receiving && l->status == PF_OK && !l->got_end) {
+			l->status = PF_FAILED;
+			snprintf(l->why, sizeof(l->why),
+				 "the burst did not end within %ld ms (%ld MiB arrived)",
+				 4 * o->burst_ms, l->nrecvd);
+		}
+	}
+}
+
+/*
+ * After a burst half: the receiver still has receives posted beyond the end message, which
+ * would take the next messages of the pair (a later ping). The pair agrees over MPI on how
+ * many per rail, the sender fills them with 8-byte messages and the receiver completes them.
+ */
+static void burst_drain(struct rb_net *net, struct pf_link *L, int nr, int peer, bool sending,
+			double deadline)
+{
+	long left[PF_MAX_RAILS] = { 0 }, peer_left[PF_MAX_RAILS] = { 0 };
+
+	for (int r = 0; r < nr && !sending; r++)
+		if (L[r].status == PF_OK)
+			left[r] = L[r].nrecv_posted - L[r].nrecvd;
+	MPI_Sendrecv(left, PF_MAX_RAILS, MPI_LONG, peer, 3, peer_left, PF_MAX_RAILS, MPI_LONG, peer,
+		     3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	for (int r = 0; r < nr; r++) {
+		struct pf_link *l = &L[r];
+		int rc = 0;
+
+		if (l->status != PF_OK)
+			continue;
+		for (long i = 0; sending && i < peer_left[r]; i++) {
+			void *req = NULL;
+
+			while (!req && now_s() < deadline &&
+			       !(rc = rb_net_isend(net, l->scomm, l->sbuf, 8, PF_TAG, l->smh,
+						   &req)))
+				if (!req)
+					sched_yield();
+			if (rc || !req || wait_req(net, req, deadline, NULL, &rc) <= 0)
+				break;
+		}
+		for (long i = 0; !sending && i < left[r]; i++) {
+			int k = (int)(l->nrecvd % PF_BURST_DEPTH);
+
+			if (wait_req(net, l->rreq[k], deadline, NULL, &rc) <= 0)
+				break;
+			l->nrecvd++;
+		}
+		if (rc)
+			link_fail(l, PF_FAILED, "draining the burst", rc);
+	}
+}
+
+static double link_gbps(const struct pf_link *l)
+{
+	/* the bytes after the first message over the time since it arrived */
+	if (l->nrecvd >= 3 && l->t_last > l->t_first)
+		return (double)(l->nrecvd - 2) * PF_BURST_MSG / (l->t_last - l->t_first) / 1e9;
+	return 0;
+}
+
+static void close_links(struct rb_net *net, struct pf_link *L, int nr)
+{
+	for (int r = 0; r < nr; r++) {
+		struct pf_link *l = &L[r];
+
+		if (l->smh)
+			rb_net_dereg_mr(net, l->scomm, l->smh);
+		if (l->rmh)
+			rb_net_dereg_mr(net, l->rcomm, l->rmh);
+		if (l->scomm)
+			rb_net_close_send(net, l->scomm);
+		if (l->rcomm)
+			rb_net_close_recv(net, l->rcomm);
+		free(l->sbuf);
+		free(l->rbuf);
+	}
+}
+
+/* This rank's pair in a round: its links and the latency both ends agreed on. */
+struct pf_pair {
+	struct pf_link *L;
+	int nr, peer;
+	double lat[PF_MAX_RAILS], peer_lat[PF_MAX_RAILS];
+};
+
+/* Phases 1-3 with the partner; the pair's latency exchanged over MPI. */
+static struct pf_pair *pair_begin(struct rb_net *net, const struct pf_opts *o, int round, int me,
+				  int peer, int nr, void **lcomm,
+				  char (*handles)[RB_NET_HANDLE_BYTES])
+{
+	struct pf_pair *p = calloc(1, sizeof(*p));
+	double deadline = now_s() + o->timeout_s;
+
+	if (!p || !(p->L = calloc((size_t)nr + 1, sizeof(*p->L))))
+		MPI_Abort(MPI_COMM_WORLD, 3);
+	p->nr = nr;
+	p->peer = peer;
+	for (int r = 0; r < nr; r++)
+		p->L[r].status = lcomm[r] ? PF_OK : PF_FAILED;
+	phase_connect(net, p->L, nr, lcomm, handles, deadline);
+	for (int r = 0; r < nr; r++)
+		if (p->L[r].status == PF_OK && setup_buffers(net, &p->L[r]) &&
+		    p->L[r].status == PF_OK)
+			p->L[r].status = PF_FAILED;
+	phase_pattern(net, p->L, nr, round, me, peer, deadline);
+	deadline = now_s() + o->timeout_s; /* the latency's own bound, every rail in turn */
+	for (int r = 0; r < nr; r++) {
+		phase_latency(net, &p->L[r], me < peer, deadline);
+		p->lat[r] = p->L[r].lat_us;
+	}
+	/* only the lower rank timed the round trips: the pair shares its figure */
+	MPI_Sendrecv(p->lat, PF_MAX_RAILS, MPI_DOUBLE, peer, 1, p->peer_lat, PF_MAX_RAILS,
+		     MPI_DOUBLE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	return p;
+}
+
+/*
+ * The cells of what this rank received from its partner (col[rail]), and the links closed.
+ * The round trips are timed a second time first, after the bursts, and the pair keeps the
+ * smaller figure: a rank delayed by its node's other work (pods sharing CPUs) is rarely
+ * delayed in both passes, while a slow path is slow in both.
+ */
+static void pair_end(struct rb_net *net, const struct pf_opts *o, struct pf_pair *p, int me,
+		     struct pf_cell *col)
+{
+	double deadline = now_s() + o->timeout_s, again[PF_MAX_RAILS] = { 0 },
+	       peer_again[PF_MAX_RAILS] = { 0 };
+
+	for (int r = 0; r < p->nr; r++) {
+		double first = p->L[r].lat_us;
+
+		phase_latency(net, &p->L[r], me < p->peer, deadline);
+		again[r] = p->L[r].lat_us < first ? p->L[r].lat_us : first;
+	}
+	MPI_Sendrecv(again, PF_MAX_RAILS, MPI_DOUBLE, p->peer, 2, peer_again, PF_MAX_RAILS,
+		     MPI_DOUBLE, p->peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	memcpy(p->lat, again, sizeof(again));
+	memcpy(p->peer_lat, peer_again, sizeof(peer_again));
+	for (int r = 0; r < p->nr; r++) {
+		struct pf_cell *c = &col[r];
+
+		c->status = p->L[r].status;
+		c->gbps = p->L[r].status == PF_OK ? (float)link_gbps(&p->L[r]) : 0;
+		c->lat_us = (float)(me < p->peer ? p->lat[r] : p->peer_lat[r]);
+		snprintf(c->why, sizeof(c->why), "%s", p->L[r].why);
+	}
+	close_links(net, p->L, p->nr);
+	free(p->L);
+	free(p);
+}
+
+static int render_heatmap(const struct pf_run *run, const char *png)
+{
+	char data[] = "/tmp/railnet-preflight-XXXXXX";
+	int fd = mkstemp(data), cols = 1, rows, rc;
+	FILE *f, *g;
+
+	if (fd < 0 || !(f = fdopen(fd, "w")))
+		return -1;
+	pf_print_heat(f, run);
+	fclose(f);
+	while (cols * cols < run->nrails)
+		cols++;
+	rows = (run->nrails + cols - 1) / cols;
+	g = popen("gnuplot", "w");
+	if (!g) {
+		unlink(data);
+		return -1;
+	}
+	fprintf(g, "set terminal pngcairo size %d,%d\nset output '%s'\n", 360 * cols, 340 * rows,
+		png);
+	fprintf(g,
+		"set multiplot layout %d,%d title 'railnet-preflight: GB/s, row sends to "
+		"column (white: not OK)'\n",
+		rows, cols);
+	/* red (slow) to green (fast); not OK cells are not drawn (white) */
+	fprintf(g,
+		"set palette defined (0 'red', 0.5 'yellow', 1 'forest-green')\n"
+		"set cbrange [0:*]\nset xlabel 'to (rank)'\nset ylabel 'from (rank)'\n"
+		"set xtics 1\nset ytics 1\nset xrange [-0.5:%d.5]\nset yrange [%d.5:-0.5]\n"
+		"unset key\n",
+		run->nranks - 1, run->nranks - 1);
+	for (int r = 0; r < run->nrails; r++)
+		fprintf(g, "set title 'rail %d %s'\nplot '%s' index %d matrix with image\n", r,
+			run->ranks[0].rail[r].name, data, r);
+	fprintf(g, "unset multiplot\n");
+	rc = pclose(g);
+	unlink(data);
+	return rc ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct pf_opts o;
+	struct pf_rank me = { 0 }, *ranks = NULL;
+	struct rb_net net = { 0 };
+	int rank, n, rc = 0, nr, all_err = 1;
+	char err[512] = "";
+	double t0;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &n);
+	rc = parse(argc, argv, &o, err, sizeof(err));
+	if (!rc && n < 2) {
+		snprintf(err, sizeof(err), "%d rank: a preflight needs 2 or more (one per pod)", n);
+		rc = 2;
+	}
+	if (!rc && o.heatmap && system("command -v gnuplot >/dev/null 2>&1")) {
+		snprintf(err, sizeof(err), "--heatmap needs gnuplot (apt-get install gnuplot-nox)");
+		rc = 2;
+	}
+	if (rc) {
+		if (rc == 2 && rank == 0)
+			fprintf(stderr, "railnet-preflight: %s\n", err);
+		MPI_Finalize();
+		return rc == 1 ? 0 : rc;
+	}
+	if (o.netns && join_netns(o.netns, err, sizeof(err))) {
+		me.err = 1;
+		snprintf(me.why, sizeof(me.why), "%.90s", err);
+	}
+	t0 = now_s();
+	if (!me.err)
+		discover(&net, &o, &me);
+	ranks = calloc((size_t)n, sizeof(*ranks));
+	if (!ranks)
+		MPI_Abort(MPI_COMM_WORLD, 3);
+	MPI_Allgather(&me, sizeof(me), MPI_BYTE, ranks, sizeof(me), MPI_BYTE, MPI_COMM_WORLD);
+	for (int x = 0; x < n; x++)
+		all_err &= ranks[x].err != 0;
+	nr = ranks[0].nrails;
+	{
+		size_t ncell = (size_t)n * (size_t)(nr ? nr : 1);
+		struct pf_cell *col = calloc(ncell, sizeof(*col)), *all = NULL, *cells = NULL;
+		char(*handles)[PF_MAX_RAILS][RB_NET_HANDLE_BYTES] =
+			calloc((size_t)n, sizeof(*handles));
+		void *lcomm[PF_MAX_RAILS] = { 0 };
+		int rounds = pf_rounds(n);
+
+		if (!col || !handles)
+			MPI_Abort(MPI_COMM_WORLD, 3);
+		for (int t = 0; t < rounds; t++) {
+			int peer = pf_partner(n, t, rank);
+			int common = peer < 0			      ? 0
+				     : me.nrails < ranks[peer].nrails ? me.nrails
+								      : ranks[peer].nrails;
+			char mine[PF_MAX_RAILS][RB_NET_HANDLE_BYTES];
+
+			memset(mine, 0, sizeof(mine));
+			if (common > nr)
+				common = nr;
+			if (me.err || (peer >= 0 && ranks[peer].err))
+				common = 0;
+			/* fresh listeners each round: a late connection of an earlier round's
+			 * partner cannot be taken for this one's */
+			for (int r = 0; r < common; r++)
+				if (rb_net_listen(&net, r, mine[r], &lcomm[r]))
+					lcomm[r] = NULL;
+			MPI_Allgather(mine, sizeof(mine), MPI_BYTE, handles, sizeof(mine), MPI_BYTE,
+				      MPI_COMM_WORLD);
+			if (peer >= 0) {
+				struct pf_cell *c = &col[(size_t)peer * (size_t)(nr ? nr : 1)];
+				struct pf_pair *p = NULL;
+				bool lower = rank < peer;
+
+				if (common)
+					p = pair_begin(&net, &o, t, rank, peer, common, lcomm,
+						       handles[peer]);
+				/* the bursts: every pair's lower rank sends, then its higher */
+				MPI_Barrier(MPI_COMM_WORLD);
+				if (p) { /* the lower rank sends first */
+					phase_burst(&net, p->L, p->nr, &o, lower, !lower);
+					burst_drain(&net, p->L, p->nr, peer, lower,
+						    now_s() + o.timeout_s);
+				}
+				MPI_Barrier(MPI_COMM_WORLD);
+				if (p) {
+					phase_burst(&net, p->L, p->nr, &o, !lower, lower);
+					burst_drain(&net, p->L, p->nr, peer, !lower,
+						    now_s() + o.timeout_s);
+					pair_end(&net, &o, p, rank, c);
+				}
+				for (int r = common; r < nr; r++) {
+					c[r].status = me.err || ranks[peer].err ? PF_UNREACHABLE
+										: PF_NO_RAIL;
+					snprintf(c[r].why, sizeof(c[r].why), "%s",
+						 me.err		   ? "this rank could not run"
+						 : ranks[peer].err ? "the peer could not run"
+								   : "one side has no such rail");
+				}
+			} else {
+				MPI_Barrier(MPI_COMM_WORLD); /* a bye: the pairs' two bursts */
+				MPI_Barrier(MPI_COMM_WORLD);
+			}
+			for (int r = 0; r < common; r++)
+				if (lcomm[r])
+					rb_net_close_listen(&net, lcomm[r]);
+			memset(lcomm, 0, sizeof(lcomm));
+			MPI_Barrier(MPI_COMM_WORLD);
+		}
+		if (rank == 0) {
+			all = calloc((size_t)n * ncell, sizeof(*all));
+			cells = calloc((size_t)n * ncell, sizeof(*cells));
+			if (!all || !cells)
+				MPI_Abort(MPI_COMM_WORLD, 3);
+		}
+		MPI_Gather(col, (int)(ncell * sizeof(*col)), MPI_BYTE, all,
+			   (int)(ncell * sizeof(*col)), MPI_BYTE, 0, MPI_COMM_WORLD);
+		if (rank == 0) {
+			/* all[to][from][rail] -> cells[from][to][rail] */
+			for (int to = 0; to < n; to++)
+				for (int from = 0; from < n; from++)
+					for (int r = 0; r < nr; r++)
+						cells[((size_t)from * (size_t)n + (size_t)to) *
+							      (size_t)nr +
+						      (size_t)r] =
+							all[(size_t)to * ncell +
+							    (size_t)from * (size_t)nr + (size_t)r];
+			struct pf_run run = { .nranks = n,
+					      .nrails = nr,
+					      .ranks = ranks,
+					      .cells = cells,
+					      .seconds = now_s() - t0,
+					      .rounds = rounds };
+			char *problems = malloc(1 << 16);
+			int np = problems ? pf_judge(&run, problems, 1 << 16) : 0;
+
+			if (o.json)
+				pf_print_json(stdout, &run, problems ? problems : "", np);
+			else
+				pf_print_text(stdout, &run, problems ? problems : "", np);
+			fflush(stdout);
+			if (o.heatmap && render_heatmap(&run, o.heatmap))
+				fprintf(stderr, "railnet-preflight: gnuplot could not draw %s\n",
+					o.heatmap);
+			rc = all_err ? 3 : np ? 1 : 0;
+			free(problems);
+		}
+		free(all);
+		free(cells);
+		free(col);
+		free(handles);
+	}
+	MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	if (net.inited || net.lib)
+		rb_net_close(&net);
+	free(ranks);
+	MPI_Finalize();
+	return rc;
+}
