@@ -7,6 +7,7 @@
 #   usage: bench/preflight.sh [BUILD] [PODS] [RAILS]     (default build 16 16)
 #   PREFLIGHT_ARGS: options for railnet-preflight (default --burst-mb 4 --burst-ms 100)
 #   RATE: softverbs' rate model for every port, Gb/s, or off (default off)
+#   ERR_LOG: a file to keep the ranks' stderr in
 set -u
 B=$(cd "${1:-build}" && pwd)
 PODS=${2:-16}
@@ -69,3 +70,4 @@ grep -c '^  problem' "$W/report.txt" | sed 's/^/# problems: /'
 echo "# railnet-preflight: exit $rc, $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s" \
 	"wall (mpirun included), $(nproc) CPUs"
 [ $rc -le 1 ] || tail -5 "$W/err.txt"
+[ -z "${ERR_LOG:-}" ] || cp "$W/err.txt" "$ERR_LOG"

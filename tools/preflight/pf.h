@@ -17,9 +17,10 @@
  *   3. latency: the lower rank sends 8 bytes, the higher echoes them, PF_PINGS times (half
  *      the lower quartile of the round trips: a busy CPU delays single ones); timed again
  *      after the bursts, and the smaller of the two passes kept;
- *   4. bandwidth: both directions at once, PF_BURST_MSG-byte messages, --burst-mb MiB each
- *      way, at most --burst-ms milliseconds; the receiver divides what arrived by the time
- *      from its first to its last message.
+ *   4. bandwidth: one direction at a time (every pair's lower rank sends, a world barrier,
+ *      then every higher rank), PF_BURST_MSG-byte messages, --burst-mb MiB, the sender
+ *      stopping after --burst-ms; the receiver divides what arrived by the time from the
+ *      half's start to its last message.
  * A round is bounded: connect + pattern + latency take at most --timeout, the burst at most
  * --burst-ms x 4; rounds are separated by a barrier. So a run takes at most about
  * (n - 1) x (timeout + 4 x burst) for n ranks, whatever the fabric does; with 1000 nodes,
