@@ -102,7 +102,7 @@ def claims(pod):
 def make_job(job, template, node, name, image):
     pod = template.get("spec") or {}
     meta = template.get("metadata") or {}
-    ns = (job.get("metadata") or {}).get("namespace", "default")
+    ns = (job.get("metadata") or {}).get("namespace")  # none: kubectl -n decides, as for the job
     args = [DOCTOR, "--json"]
     res = {"limits": dict(device_limits(pod), cpu="500m", memory="256Mi")}
     cl = claims(pod)
@@ -130,8 +130,8 @@ def make_job(job, template, node, name, image):
         "apiVersion": "batch/v1",
         "kind": "Job",
         # one label for all of them: kubectl get/wait/delete jobs -l app.kubernetes.io/name=...
-        "metadata": {"name": name, "namespace": ns,
-                     "labels": {"app.kubernetes.io/name": "railnet-doctor"}},
+        "metadata": dict({"name": name}, **({"namespace": ns} if ns else {}),
+                         labels={"app.kubernetes.io/name": "railnet-doctor"}),
         "spec": {
             "backoffLimit": 0,              # a verdict, not a service: never retry
             "activeDeadlineSeconds": 300,   # a pod stuck in ContainerCreating fails the Job

@@ -1116,8 +1116,9 @@ static bool sv_conn_process(struct sv_conn *c, struct sv_tick *t)
 
 /*
  * Room for len bytes of WR w's payload in the QP's staging ring: contiguous, after every copy
- * still live (those of the WRs not yet completed, which were staged in SQ order). The ring's
- * start position, or UINT64_MAX when it cannot hold them now (the stream path carries them).
+ * still live (those of the WRs not yet completed; positions only grow, so the smallest is the
+ * oldest). The ring's start position, or UINT64_MAX when it cannot hold them now (the stream
+ * path carries them).
  */
 static uint64_t sv_stage_reserve(struct sv_qp *qp, int dev, uint64_t len)
 {
@@ -1131,13 +1132,12 @@ static uint64_t sv_stage_reserve(struct sv_qp *qp, int dev, uint64_t len)
 		if (!qp->stage && !(qp->stage = malloc(size)))
 			return UINT64_MAX;
 	}
+	/* the oldest live copy: the smallest position of the WRs not yet completed */
 	for (uint32_t m = qp->sq_done; m != qp->sq_tail; m++) {
 		struct sv_swqe *o = &qp->sq[m % qp->sq_size];
 
-		if (o->staged) {
+		if (o->staged && o->stage_at < tail)
 			tail = o->stage_at;
-			break;
-		}
 	}
 	if (tail == qp->stage_head) /* nothing live: start over at the ring's start */
 		qp->stage_head = tail = 0;
@@ -1233,10 +1233,15 @@ static bool sv_req_transmit(struct sv_qp *qp, struct sv_conn *c, struct sv_swqe 
 		 * memory first (or, without room there, goes in the stream) */
 		for (i = 0; i < n; i++)
 			vm &= devs[i] < 0;
-		if (!vm && c->vm && w->opcode != IBV_WR_RDMA_READ) {
+		/* a WR that went in the stream once stays there: its retransmission, or its
+		 * next chunk, must not turn into a one-copy request with the same msn */
+		if (!vm && c->vm && w->opcode != IBV_WR_RDMA_READ && !w->unstaged &&
+		    (w->off == 0 || w->staged)) {
 			st = sv_stage_payload(qp, w, iov, devs, &n);
 			vm = st == 0;
 		}
+		if (!vm && w->opcode != IBV_WR_RDMA_READ)
+			w->unstaged = true;
 		pthread_mutex_unlock(&ctx->mr_lock);
 		if (st < 0) {
 			w->status = IBV_WC_LOC_PROT_ERR; /* the GPU's memory could not be read */

@@ -544,7 +544,7 @@ SV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	__atomic_sub_fetch(&qp->rcq->refs, 1, __ATOMIC_RELEASE);
 	pthread_mutex_destroy(&qp->lock);
 	if (qp->stage_pinned)
-		sv_gpu_host_free(qp->stage); /* the driver waits for copies still reading it */
+		sv_gpu_host_free(qp->stage); /* no copy reads it: the staging copy is synchronous */
 	else
 		free(qp->stage);
 	free(qp->sq);
@@ -606,6 +606,7 @@ static int sv_post_one(struct sv_qp *qp, const struct ibv_send_wr *wr)
 	w->post_ns = 0;
 	w->sent_ns = 0;
 	w->staged = false;
+	w->unstaged = false;
 	if (wr->send_flags & IBV_SEND_INLINE) {
 		uint64_t o = 0;
 

@@ -291,6 +291,7 @@ struct sv_swqe {
 	uint64_t off;	     /* stream path: bytes already sent / read bytes received */
 	int status;	     /* != SUCCESS: complete with this */
 	bool staged;	     /* its payload is in qp->stage at stage_at (until it completes) */
+	bool unstaged;	     /* it went in the stream: it is never staged after that */
 	uint64_t stage_at;   /* ring position (free-running) of its copy */
 };
 

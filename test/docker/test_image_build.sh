@@ -188,11 +188,11 @@ done
 
 # apt-get clean in both RUN steps of the final stage: no lists, no .deb, no pkgcache.
 left=$(run_image -- sh -c 'ls /var/lib/apt/lists /var/cache/apt/archives /var/cache/apt 2>/dev/null |
-	grep -E "_Packages|\.deb$|pkgcache|srcpkgcache"' 2>/dev/null)
-if [ -z "$left" ]; then
+	grep -E "_Packages|\.deb$|pkgcache|srcpkgcache"; echo looked' 2>/dev/null)
+if [ "$left" = looked ]; then
 	pass "no apt lists or package cache in the final image"
 else
-	fail "apt leftovers in the final image: $(echo "$left" | tr '\n' ' ')"
+	fail "apt leftovers in the final image, or it did not run: $(echo "$left" | tr '\n' ' ')"
 fi
 
 # ---- the entry point into a mounted directory ------------------------------------------------

@@ -247,6 +247,33 @@ static void test_rank_err(void **state)
 	assert_non_null(strstr(buf, "rank 1 (pod1) could not take part: no RDMA port usable here"));
 }
 
+/* rank 0 could not run: rank 1 is the reference for rails and names */
+static void test_rank0_err(void **state)
+{
+	struct pf_run run = healthy();
+	char buf[8192], *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	memset(&ranks[0].rail, 0, sizeof(ranks[0].rail));
+	ranks[0].nrails = 0;
+	ranks[0].err = 1;
+	snprintf(ranks[0].why, PF_WHY_LEN, "the plugin's init failed");
+	for (int y = 1; y < N; y++)
+		for (int r = 0; r < R; r++)
+			at(0, y, r)->status = at(y, 0, r)->status = PF_UNREACHABLE;
+	run.ref = 1;
+	assert_int_equal(judge(&run, buf), 1);
+	assert_non_null(strstr(buf, "rank 0 (pod0) could not take part"));
+	f = open_memstream(&out, &len);
+	assert_non_null(f);
+	pf_print_text(f, &run, buf, 1);
+	fclose(f);
+	assert_non_null(strstr(out, "rail 1: mlx5_1"));
+	free(out);
+}
+
 static void test_json(void **state)
 {
 	struct pf_run run = healthy();
@@ -276,7 +303,8 @@ int main(void)
 		cmocka_unit_test(test_one_pair_cut), cmocka_unit_test(test_slow_sender),
 		cmocka_unit_test(test_two_ranks),    cmocka_unit_test(test_latency),
 		cmocka_unit_test(test_corrupt),	     cmocka_unit_test(test_disjoint),
-		cmocka_unit_test(test_rank_err),     cmocka_unit_test(test_json),
+		cmocka_unit_test(test_rank_err),     cmocka_unit_test(test_rank0_err),
+		cmocka_unit_test(test_json),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

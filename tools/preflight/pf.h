@@ -21,10 +21,11 @@
  *      then every higher rank), PF_BURST_MSG-byte messages, --burst-mb MiB, the sender
  *      stopping after --burst-ms; the receiver divides what arrived by the time from the
  *      half's start to its last message.
- * A round is bounded: connect + pattern + latency take at most --timeout, the burst at most
- * --burst-ms x 4; rounds are separated by a barrier. So a run takes at most about
- * (n - 1) x (timeout + 4 x burst) for n ranks, whatever the fabric does; with 1000 nodes,
- * 999 rounds (docs/preflight.md has the scaling argument and the options that shorten it).
+ * A round is bounded: each group of 4 rails' connections, the pattern and each rail's round
+ * trips take at most --timeout, each burst half at most --burst-ms x 4; rounds are separated
+ * by a barrier. So a run has a bound whatever the fabric does; a healthy one takes about
+ * (n - 1) x (connection + 2 x burst) for n ranks; with 1000 nodes, 999 rounds
+ * (docs/preflight.md has the scaling argument and the options that shorten it).
  *
  * Results: cell (a, b, rail) is what rank b measured receiving from rank a on that rail
  * (bandwidth, pattern) plus the pair's latency; rank 0 gathers them, judges (pf_judge) and
@@ -93,7 +94,8 @@ struct pf_cell {
 };
 
 struct pf_run {
-	int nranks, nrails; /* nrails: rank 0's */
+	int nranks, nrails; /* nrails: the reference rank's */
+	int ref;	    /* the reference rank: the first that could run (rails, names) */
 	const struct pf_rank *ranks;
 	const struct pf_cell *cells; /* [from][to][rail], nranks x nranks x nrails */
 	double seconds;

@@ -194,7 +194,7 @@ static void pair_problem(struct pf_out *o, const struct pf_run *r, int a, int b,
 			 enum pf_kind k, float med_bw, float med_lat)
 {
 	const struct pf_cell *c = pf_cell_at(r, a, b, rail);
-	const char *rn = r->ranks[0].rail[rail].name;
+	const char *rn = r->ranks[r->ref].rail[rail].name;
 
 	switch (k) {
 	case PF_K_UNREACH:
@@ -307,13 +307,14 @@ int pf_judge(const struct pf_run *r, char *buf, size_t len)
 			continue;
 		}
 		/* by count only: the pods of one node hold different devices for the same rails */
-		if (x && k->nrails != r->ranks[0].nrails)
+		if (x != r->ref && k->nrails != r->ranks[r->ref].nrails)
 			say(&o,
-			    "rank %d (%s) has %d rail(s), rank 0 (%s) has %d: a port down on one "
+			    "rank %d (%s) has %d rail(s), rank %d (%s) has %d: a port down on one "
 			    "of them, or the pods were given different rail sets (their NADs, "
 			    "device-plugin resources or DRA claims differ); rails are compared by "
 			    "position\n",
-			    x, rank_host(r, x), k->nrails, rank_host(r, 0), r->ranks[0].nrails);
+			    x, rank_host(r, x), k->nrails, r->ref, rank_host(r, r->ref),
+			    r->ranks[r->ref].nrails);
 	}
 	for (int rail = 0; rail < r->nrails; rail++) {
 		float mb = rail_median(r, rail, false), ml = rail_median(r, rail, true);
@@ -339,7 +340,7 @@ void pf_print_text(FILE *o, const struct pf_run *r, const char *problems, int np
 			r->ranks[x].nrails, r->ranks[x].err ? ": " : "",
 			r->ranks[x].err ? r->ranks[x].why : "");
 	for (int rail = 0; rail < r->nrails; rail++) {
-		const struct pf_rail *ri = &r->ranks[0].rail[rail];
+		const struct pf_rail *ri = &r->ranks[r->ref].rail[rail];
 
 		fprintf(o, "\nrail %d: %s (port %d, %.1f GB/s rated; median %.2f GB/s, %.1f us)\n",
 			rail, ri->name, ri->port, ri->speed_mbps / 8000.0,
@@ -406,7 +407,7 @@ void pf_print_json(FILE *o, const struct pf_run *r, const char *problems, int np
 	fputs("],\"rail_names\":[", o);
 	for (int i = 0; i < r->nrails; i++) {
 		fputs(i ? "," : "", o);
-		json_str(o, r->ranks[0].rail[i].name);
+		json_str(o, r->ranks[r->ref].rail[i].name);
 	}
 	fputs("],\"cells\":[", o);
 	for (int rail = 0, first = 1; rail < r->nrails; rail++)
@@ -448,7 +449,7 @@ void pf_print_json(FILE *o, const struct pf_run *r, const char *problems, int np
 void pf_print_heat(FILE *o, const struct pf_run *r)
 {
 	for (int rail = 0; rail < r->nrails; rail++) {
-		fprintf(o, "# rail %d %s\n", rail, r->ranks[0].rail[rail].name);
+		fprintf(o, "# rail %d %s\n", rail, r->ranks[r->ref].rail[rail].name);
 		for (int a = 0; a < r->nranks; a++) {
 			for (int b = 0; b < r->nranks; b++) {
 				const struct pf_cell *c = pf_cell_at(r, a, b, rail);

@@ -281,9 +281,12 @@ static int wait_req(struct rb_net *net, void *req, double deadline, size_t *size
 #define PF_CONNECT_BATCH 4
 
 static void phase_connect(struct rb_net *net, struct pf_link *L, int nr, void **lcomm,
-			  char (*handles)[RB_NET_HANDLE_BYTES], double deadline)
+			  char (*handles)[RB_NET_HANDLE_BYTES], double timeout_s)
 {
-	for (int b = 0; b < nr; b += PF_CONNECT_BATCH)
+	/* each batch its own bound: a rail that never connects does not starve the next ones */
+	for (int b = 0; b < nr; b += PF_CONNECT_BATCH) {
+		double deadline = now_s() + timeout_s;
+
 		for (int left = 1; left > 0 && now_s() < deadline;) {
 			left = 0;
 			sched_yield();
@@ -305,6 +308,7 @@ static void phase_connect(struct rb_net *net, struct pf_link *L, int nr, void **
 				left += !l->scomm || !l->rcomm;
 			}
 		}
+	}
 	for (int r = 0; r < nr; r++)
 		if (L[r].status == PF_OK && (!L[r].scomm || !L[r].rcomm)) {
 			L[r].status = PF_UNREACHABLE;
@@ -353,8 +357,7 @@ static void phase_pattern(struct rb_net *net, struct pf_link *L, int nr, int rou
 			continue;
 		fill_pattern(l->sbuf, PF_PATTERN_BYTES, (unsigned)(round * 131071 + me * 8191 + r));
 		if ((rc = rb_net_irecv(net, l->rcomm, l->rbuf, PF_PATTERN_BYTES, PF_TAG, l->rmh,
-				       &rreq[r])) ||
-		    !rreq[r])
+				       &rreq[r])))
 			link_fail(l, PF_FAILED, "posting the pattern's receive", rc);
 	}
 	while (left && now_s() < deadline) {
@@ -373,7 +376,11 @@ static void phase_pattern(struct rb_net *net, struct pf_link *L, int nr, int rou
 			if (!rc && sreq[r] && !sent[r] &&
 			    !(rc = rb_net_test(net, sreq[r], &done, NULL)))
 				sent[r] = done;
-			if (!rc && !recvd[r] && !(rc = rb_net_test(net, rreq[r], &done, &got[r])))
+			if (!rc && !rreq[r]) /* "not now": post it again */
+				rc = rb_net_irecv(net, l->rcomm, l->rbuf, PF_PATTERN_BYTES, PF_TAG,
+						  l->rmh, &rreq[r]);
+			if (!rc && rreq[r] && !recvd[r] &&
+			    !(rc = rb_net_test(net, rreq[r], &done, &got[r])))
 				recvd[r] = done;
 			if (rc)
 				link_fail(l, PF_FAILED, "the pattern", rc);
@@ -425,7 +432,12 @@ static void phase_latency(struct rb_net *net, struct pf_link *l, bool lower, dou
 		double t0 = now_s();
 		int w = 1;
 
-		if ((rc = rb_net_irecv(net, l->rcomm, l->rbuf, 8, PF_TAG, l->rmh, &rreq)))
+		/* a NULL request means "not now" (net API): try again until the deadline */
+		while (!rreq &&
+		       !(rc = rb_net_irecv(net, l->rcomm, l->rbuf, 8, PF_TAG, l->rmh, &rreq)))
+			if (now_s() > deadline)
+				break;
+		if (rc || !rreq)
 			break;
 		if (!lower && (w = wait_req(net, rreq, deadline, NULL, &rc)) <= 0)
 			break;
@@ -569,18 +581,20 @@ static void burst_drain(struct rb_net *net, struct pf_link *L, int nr, int peer,
 						   &req)))
 				if (!req)
 					sched_yield();
-			if (rc || !req || wait_req(net, req, deadline, NULL, &rc) <= 0)
+			if (rc || !req || wait_req(net, req, deadline, NULL, &rc) <= 0) {
+				link_fail(l, PF_FAILED, "draining the burst", rc);
 				break;
+			}
 		}
 		for (long i = 0; !sending && i < left[r]; i++) {
 			int k = (int)(l->nrecvd % PF_BURST_DEPTH);
 
-			if (wait_req(net, l->rreq[k], deadline, NULL, &rc) <= 0)
+			if (wait_req(net, l->rreq[k], deadline, NULL, &rc) <= 0) {
+				link_fail(l, PF_FAILED, "draining the burst", rc);
 				break;
+			}
 			l->nrecvd++;
 		}
-		if (rc)
-			link_fail(l, PF_FAILED, "draining the burst", rc);
 	}
 }
 
@@ -625,23 +639,20 @@ static struct pf_pair *pair_begin(struct rb_net *net, const struct pf_opts *o, i
 				  char (*handles)[RB_NET_HANDLE_BYTES])
 {
 	struct pf_pair *p = calloc(1, sizeof(*p));
-	double deadline = now_s() + o->timeout_s;
-
 	if (!p || !(p->L = calloc((size_t)nr + 1, sizeof(*p->L))))
 		MPI_Abort(MPI_COMM_WORLD, 3);
 	p->nr = nr;
 	p->peer = peer;
 	for (int r = 0; r < nr; r++)
 		p->L[r].status = lcomm[r] ? PF_OK : PF_FAILED;
-	phase_connect(net, p->L, nr, lcomm, handles, deadline);
+	phase_connect(net, p->L, nr, lcomm, handles, o->timeout_s);
 	for (int r = 0; r < nr; r++)
 		if (p->L[r].status == PF_OK && setup_buffers(net, &p->L[r]) &&
 		    p->L[r].status == PF_OK)
 			p->L[r].status = PF_FAILED;
-	phase_pattern(net, p->L, nr, round, me, peer, deadline);
-	deadline = now_s() + o->timeout_s; /* the latency's own bound, every rail in turn */
-	for (int r = 0; r < nr; r++) {
-		phase_latency(net, &p->L[r], me < peer, deadline);
+	phase_pattern(net, p->L, nr, round, me, peer, now_s() + o->timeout_s);
+	for (int r = 0; r < nr; r++) { /* each rail its own bound */
+		phase_latency(net, &p->L[r], me < peer, now_s() + o->timeout_s);
 		p->lat[r] = p->L[r].lat_us;
 	}
 	/* only the lower rank timed the round trips: the pair shares its figure */
@@ -659,13 +670,12 @@ static struct pf_pair *pair_begin(struct rb_net *net, const struct pf_opts *o, i
 static void pair_end(struct rb_net *net, const struct pf_opts *o, struct pf_pair *p, int me,
 		     struct pf_cell *col)
 {
-	double deadline = now_s() + o->timeout_s, again[PF_MAX_RAILS] = { 0 },
-	       peer_again[PF_MAX_RAILS] = { 0 };
+	double again[PF_MAX_RAILS] = { 0 }, peer_again[PF_MAX_RAILS] = { 0 };
 
 	for (int r = 0; r < p->nr; r++) {
 		double first = p->L[r].lat_us;
 
-		phase_latency(net, &p->L[r], me < p->peer, deadline);
+		phase_latency(net, &p->L[r], me < p->peer, now_s() + o->timeout_s);
 		again[r] = p->L[r].lat_us < first ? p->L[r].lat_us : first;
 	}
 	MPI_Sendrecv(again, PF_MAX_RAILS, MPI_DOUBLE, p->peer, 2, peer_again, PF_MAX_RAILS,
@@ -718,7 +728,7 @@ static int render_heatmap(const struct pf_run *run, const char *png)
 		run->nranks - 1, run->nranks - 1);
 	for (int r = 0; r < run->nrails; r++)
 		fprintf(g, "set title 'rail %d %s'\nplot '%s' index %d matrix with image\n", r,
-			run->ranks[0].rail[r].name, data, r);
+			run->ranks[run->ref].rail[r].name, data, r);
 	fprintf(g, "unset multiplot\n");
 	rc = pclose(g);
 	unlink(data);
@@ -730,7 +740,7 @@ int main(int argc, char **argv)
 	struct pf_opts o;
 	struct pf_rank me = { 0 }, *ranks = NULL;
 	struct rb_net net = { 0 };
-	int rank, n, rc = 0, nr, all_err = 1;
+	int rank, n, rc = 0, nr, all_err = 1, ref;
 	char err[512] = "";
 	double t0;
 
@@ -742,10 +752,12 @@ int main(int argc, char **argv)
 		snprintf(err, sizeof(err), "%d rank: a preflight needs 2 or more (one per pod)", n);
 		rc = 2;
 	}
-	if (!rc && o.heatmap && system("command -v gnuplot >/dev/null 2>&1")) {
+	/* only rank 0 draws: it decides for all (a rank leaving alone would hang the others) */
+	if (!rc && o.heatmap && rank == 0 && system("command -v gnuplot >/dev/null 2>&1")) {
 		snprintf(err, sizeof(err), "--heatmap needs gnuplot (apt-get install gnuplot-nox)");
 		rc = 2;
 	}
+	MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
 	if (rc) {
 		if (rc == 2 && rank == 0)
 			fprintf(stderr, "railnet-preflight: %s\n", err);
@@ -765,7 +777,10 @@ int main(int argc, char **argv)
 	MPI_Allgather(&me, sizeof(me), MPI_BYTE, ranks, sizeof(me), MPI_BYTE, MPI_COMM_WORLD);
 	for (int x = 0; x < n; x++)
 		all_err &= ranks[x].err != 0;
-	nr = ranks[0].nrails;
+	/* the reference for rails and names: the first rank that could run */
+	for (ref = 0; ref < n - 1 && ranks[ref].err; ref++)
+		;
+	nr = ranks[ref].nrails;
 	{
 		size_t ncell = (size_t)n * (size_t)(nr ? nr : 1);
 		struct pf_cell *col = calloc(ncell, sizeof(*col)), *all = NULL, *cells = NULL;
@@ -858,7 +873,8 @@ int main(int argc, char **argv)
 					      .ranks = ranks,
 					      .cells = cells,
 					      .seconds = now_s() - t0,
-					      .rounds = rounds };
+					      .rounds = rounds,
+					      .ref = ref };
 			char *problems = malloc(1 << 16);
 			int np = problems ? pf_judge(&run, problems, 1 << 16) : 0;
 
