@@ -2,7 +2,7 @@
 /*
  * Fault injection from the environment (documented in docs/softverbs.md): fail the Nth call of
  * a named verb with an errno, move QPs to error after N completed work requests, take a port
- * down and up at given times, cut QP links, delay completions. Parsed once at init; malformed
+ * down and up at given times, cut QP links, drop packets above a link MTU, delay completions. Parsed once at init; malformed
  * settings are reported on stderr and ignored. Schedules are applied by the NIC (tick).
  */
 #include "nic.h"
@@ -30,6 +30,8 @@ static uint32_t sv_fault_imm_seen; /* atomic: requests with immediate data execu
 uint64_t sv_fault_cqe_delay_ns;
 struct sv_port_fault sv_fault_ports[8];
 int sv_fault_nports;
+struct sv_mtu_fault sv_fault_mtus[8];
+int sv_fault_nmtus;
 uint64_t sv_fault_cut_ns;
 uint32_t sv_fault_cut_qpn;
 
@@ -121,6 +123,53 @@ static void sv_parse_ports(const char *env)
 	}
 }
 
+static void sv_parse_mtus(const char *env)
+{
+	char buf[1024], *tok, *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", env);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		struct sv_mtu_fault *f;
+		char dev[64], extra;
+		int port = 0;
+		unsigned int mtu = 0;
+
+		if (sscanf(tok, "%63[^:]:%d:%u%c", dev, &port, &mtu, &extra) != 3 || port < 1 ||
+		    mtu < 576 || mtu > 65535 || sv_fault_nmtus == 8) {
+			sv_log("SOFTVERBS_LINK_MTU: \"%s\" ignored; want <dev>:<port>:<bytes> with "
+			       "bytes from 576 to 65535 (8 entries at most), e.g. mlx5_0:1:1500",
+			       tok);
+			continue;
+		}
+		f = &sv_fault_mtus[sv_fault_nmtus++];
+		snprintf(f->dev, sizeof(f->dev), "%s", dev);
+		f->port = port;
+		f->mtu = mtu;
+	}
+}
+
+bool sv_fault_frame_lost(const char *dev, int port, uint64_t len, int path_mtu)
+{
+	uint64_t pmtu = path_mtu >= IBV_MTU_256 && path_mtu <= IBV_MTU_4096 ? 128u << path_mtu
+									    : 4096,
+		 frame = (len < pmtu ? len : pmtu) + SV_ROCE_HDR;
+	static int logged;
+
+	for (int i = 0; i < sv_fault_nmtus; i++) {
+		const struct sv_mtu_fault *f = &sv_fault_mtus[i];
+
+		if (f->port != port || strcmp(f->dev, dev) || frame <= f->mtu)
+			continue;
+		if (!__atomic_exchange_n(&logged, 1, __ATOMIC_RELAXED))
+			sv_log("SOFTVERBS_LINK_MTU: %s port %d drops a %llu-byte packet (link MTU "
+			       "%u; path MTU %llu, %llu-byte message)",
+			       dev, port, (unsigned long long)frame, f->mtu,
+			       (unsigned long long)pmtu, (unsigned long long)len);
+		return true;
+	}
+	return false;
+}
+
 void sv_fault_init(void)
 {
 	const char *e;
@@ -161,6 +210,9 @@ void sv_fault_init(void)
 	e = getenv("SOFTVERBS_PORT_DOWN");
 	if (e && *e)
 		sv_parse_ports(e);
+	e = getenv("SOFTVERBS_LINK_MTU");
+	if (e && *e)
+		sv_parse_mtus(e);
 	e = getenv("SOFTVERBS_CUT_LINK");
 	if (e && *e) {
 		double ms = -1;

@@ -667,6 +667,11 @@ static int sv_resp_req(struct sv_conn *c, const struct sv_hdr *h, const char *bo
 	}
 	if (!first && !qp->cur_active)
 		goto drop;
+	/* SOFTVERBS_LINK_MTU on this port: the request's packets (or a READ's responses) are
+	 * too large for its link and never arrive; the requester's transport timer runs out */
+	if (__builtin_expect(sv_fault_nmtus, 0) && first &&
+	    sv_fault_frame_lost(ctx->dev->dev.name, qp->attr.port_num, h->total, qp->attr.path_mtu))
+		goto drop;
 	/* a stream chunk must lie inside the message whose bounds were checked */
 	if (!vm && (h->off > h->total || h->len > h->total - h->off))
 		goto drop;
@@ -1205,6 +1210,11 @@ static bool sv_req_transmit(struct sv_qp *qp, struct sv_conn *c, struct sv_swqe 
 		.total = w->len,
 	};
 
+	/* SOFTVERBS_LINK_MTU: packets larger than the link passes are lost (READ: the
+	 * responses, which come back over the same link); no ACK, the transport timer runs out */
+	if (__builtin_expect(sv_fault_nmtus, 0) &&
+	    sv_fault_frame_lost(ctx->dev->dev.name, qp->attr.port_num, w->len, qp->attr.path_mtu))
+		return true;
 	if (w->flags & IBV_SEND_SOLICITED)
 		h.flags |= SV_F_SOLICITED;
 	if (inl) {

@@ -438,6 +438,21 @@ struct sv_port_fault {
 };
 extern struct sv_port_fault sv_fault_ports[8];
 extern int sv_fault_nports;
+/*
+ * SOFTVERBS_LINK_MTU: the link of a port passes IP packets of at most mtu bytes (a switch port,
+ * VLAN or interface MTU below what RoCE's path MTU needs). A RoCEv2 packet is its payload (up
+ * to the QP's path MTU) plus SV_ROCE_HDR bytes: IPv4 20, UDP 8, BTH 12, RETH 16, ICRC 4.
+ */
+#define SV_ROCE_HDR 60
+struct sv_mtu_fault {
+	char dev[64];
+	int port;
+	uint32_t mtu;
+};
+extern struct sv_mtu_fault sv_fault_mtus[8];
+extern int sv_fault_nmtus;
+/* Is a message of len bytes on dev/port with this path MTU (enum ibv_mtu) lost on the link? */
+bool sv_fault_frame_lost(const char *dev, int port, uint64_t len, int path_mtu);
 extern uint64_t sv_fault_cut_ns;			  /* 0: off */
 extern uint32_t sv_fault_cut_qpn;			  /* 0: every QP */
 uint64_t sv_fault_tick(struct sv_ctx *ctx, uint64_t now); /* ctx->lock held; next deadline */

@@ -58,7 +58,11 @@ sv_add_tests(test_sv_errors test_sv_errors.c "rem_bad_rkey;rnr_infinite;short_re
 	ENV "SOFTVERBS_VM=off")
 
 sv_add_tests(test_sv_faults test_sv_faults.c
-	"fail_nth;qp_err_after;port_down;cut_link;cqe_delay;latency;rate;rate_off;reap;reap_pidns")
+	"fail_nth;qp_err_after;port_down;cut_link;link_mtu_send;link_mtu_recv;link_mtu_fits;cqe_delay;\
+latency;rate;rate_off;reap;reap_pidns")
+# the one-copy path and the stream path check the link MTU in different places
+sv_add_tests(test_sv_faults test_sv_faults.c "link_mtu_send;link_mtu_recv" SUFFIX .stream
+	ENV "SOFTVERBS_VM=off")
 # The latency and rate models are checked with lower bounds only (a loaded machine cannot
 # break them); the two-port aggregate is a speed, measured by bench/datapath.sh.
 

@@ -266,7 +266,7 @@ void sv_ep_connect(struct sv_ep *ep, const struct sv_ep_opts *oo, const struct s
 	      0);
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_4096;
+	a.path_mtu = o.path_mtu ? (enum ibv_mtu)o.path_mtu : IBV_MTU_4096;
 	a.dest_qp_num = peer->qpn;
 	a.rq_psn = 0;
 	a.max_dest_rd_atomic = 1;

@@ -83,7 +83,8 @@ struct sv_ep_opts {
 	int sq_sig_all;
 	bool channel;
 	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer; /* defaults 17, 7, 7, 1 */
-	bool qp_ex; /* create with ibv_create_qp_ex + SEND_OPS_FLAGS */
+	bool qp_ex;   /* create with ibv_create_qp_ex + SEND_OPS_FLAGS */
+	int path_mtu; /* enum ibv_mtu; default IBV_MTU_4096 */
 };
 
 void sv_ep_open(struct sv_ep *ep, const struct sv_ep_opts *o);

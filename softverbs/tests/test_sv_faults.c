@@ -2,7 +2,7 @@
 /*
  * softverbs fault knobs and link model: SOFTVERBS_FAIL (Nth call of a verb fails),
  * SOFTVERBS_QP_ERR_AFTER (+ QP_FATAL), SOFTVERBS_PORT_DOWN (PORT_ERR, state DOWN, QPs to
- * error, PORT_ACTIVE), SOFTVERBS_CUT_LINK, SOFTVERBS_CQE_DELAY_US, the per-port rate model
+ * error, PORT_ACTIVE), SOFTVERBS_CUT_LINK, SOFTVERBS_LINK_MTU, SOFTVERBS_CQE_DELAY_US, the per-port rate model
  * (it paces each port: lower bounds only) and the latency knob (a lower bound too). Each case sets its environment
  * before the library initialises. Also: the rendezvous entries of a killed process are removed
  * by the next process that opens a device (reap).
@@ -189,6 +189,58 @@ static void cut_body(int side, int fd, void *arg)
 static void t_cut_link(void)
 {
 	sv_run2(cut_body, NULL, 30);
+}
+
+/*
+ * SOFTVERBS_LINK_MTU on side `arg`'s port (1500 bytes, an Ethernet default): with a 4096-byte
+ * path MTU, a message of 1024 bytes fits one packet and crosses both ways, a 64 KiB one does
+ * not (the packets leaving that port, or arriving at it, are lost): RETRY_EXC_ERR. With a
+ * 1024-byte path MTU (what RoCE picks under a 1500-byte netdev) the same 64 KiB crosses.
+ */
+static void mtu_body(int side, int fd, void *arg)
+{
+	int faulty = *(const int *)arg, pmtu = ((const int *)arg)[1];
+	struct sv_ep_opts o = { .timeout = 10, .retry_cnt = 2, .path_mtu = pmtu };
+	struct sv_ep_info peer;
+	struct sv_ep ep;
+	struct ibv_wc wc;
+
+	if (side == faulty)
+		setenv("SOFTVERBS_LINK_MTU", side ? "svdev1:1:1500" : "svdev0:1:1500", 1);
+	sv_ep_pair(side, fd, &ep, &o, &peer);
+	/* both directions, one packet each */
+	sv_post_write(&ep, IBV_WR_RDMA_WRITE, 1, 0, 1024, &peer, 0, IBV_SEND_SIGNALED, 0);
+	CHECK_EQ(sv_poll(ep.cq, &wc, 1, 5000), 1);
+	CHECK_WC(wc, IBV_WC_SUCCESS);
+	sv_barrier(fd);
+	if (side == 0) {
+		sv_post_write(&ep, IBV_WR_RDMA_WRITE, 2, 0, 65536, &peer, 0, IBV_SEND_SIGNALED, 0);
+		CHECK_EQ(sv_poll(ep.cq, &wc, 1, 5000), 1);
+		CHECK_WC(wc, pmtu == IBV_MTU_1024 ? IBV_WC_SUCCESS : IBV_WC_RETRY_EXC_ERR);
+	}
+	sv_barrier(fd);
+	sv_ep_close(&ep);
+}
+
+static void t_link_mtu_send(void)
+{
+	int a[2] = { 0, IBV_MTU_4096 }; /* the requester's own port drops */
+
+	sv_run2(mtu_body, a, 30);
+}
+
+static void t_link_mtu_recv(void)
+{
+	int a[2] = { 1, IBV_MTU_4096 }; /* the responder's port drops */
+
+	sv_run2(mtu_body, a, 30);
+}
+
+static void t_link_mtu_fits(void)
+{
+	int a[2] = { 0, IBV_MTU_1024 }; /* 1024 + 60 bytes fit 1500 */
+
+	sv_run2(mtu_body, a, 30);
 }
 
 static void t_cqe_delay(void)
@@ -461,6 +513,9 @@ static const struct sv_case cases[] = {
 	{ "qp_err_after", t_qp_err_after },
 	{ "port_down", t_port_down },
 	{ "cut_link", t_cut_link },
+	{ "link_mtu_send", t_link_mtu_send },
+	{ "link_mtu_recv", t_link_mtu_recv },
+	{ "link_mtu_fits", t_link_mtu_fits },
 	{ "cqe_delay", t_cqe_delay },
 	{ "latency", t_latency },
 	{ "rate", t_rate },
