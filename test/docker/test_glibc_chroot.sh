@@ -18,17 +18,16 @@
 #
 # Opt-in, because it needs root (chroot) and the first run downloads about 100 MB per
 # release from the Debian mirror (about 1.5 min each): RN_DOCKER_CHROOT=1. Root file systems
-# are cached in RN_CHROOT_CACHE (default /var/tmp/railnet-chroots); when every one is cached
-# the test runs without the opt-in (no network needed). Exit 77 with the reason otherwise.
+# are made by debian_root.sh and cached in RN_CHROOT_CACHE (default /var/tmp/railnet-chroots);
+# when every one is cached the test runs without the opt-in (no network needed). Exit 77 with
+# the reason otherwise.
 #   usage: test_glibc_chroot.sh path/to/libnccl-net-railnet.so
 set -uo pipefail
 
 so=${1:?usage: test_glibc_chroot.sh LIB}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 floor_sh=$here/../../docker/glibc-floor.sh
-cache=${RN_CHROOT_CACHE:-/var/tmp/railnet-chroots}
 releases=${RN_CHROOT_RELEASES:-bullseye trixie}
-mirror=${RN_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 
 [ -f "$so" ] || { echo "FAIL: $so does not exist"; exit 1; }
 if readelf -d "$so" 2>/dev/null | grep -qE 'NEEDED.*lib(a|ub|t)san'; then
@@ -39,34 +38,10 @@ if [ "$(id -u)" != 0 ]; then
 	echo "SKIP: chroot needs root (uid $(id -u))"
 	exit 77
 fi
-missing=
+declare -A roots
 for rel in $releases; do
-	[ -x "$cache/$rel/usr/bin/perl" ] || missing="$missing $rel"
+	roots[$rel]=$(bash "$here/debian_root.sh" "$rel" usr/bin/perl) || exit $?
 done
-if [ -n "$missing" ]; then
-	if [ "${RN_DOCKER_CHROOT:-0}" != 1 ]; then
-		echo "SKIP: opt-in: set RN_DOCKER_CHROOT=1 to debootstrap${missing} into $cache" \
-			"(about 100 MB and 1.5 min per release from $mirror)"
-		exit 77
-	fi
-	command -v debootstrap >/dev/null 2>&1 || {
-		echo "SKIP: RN_DOCKER_CHROOT=1 but debootstrap is not installed (apt-get install debootstrap)"
-		exit 77
-	}
-	mkdir -p "$cache" || exit 1
-	for rel in $missing; do
-		echo "debootstrap --variant=minbase $rel $cache/$rel $mirror"
-		rm -rf "$cache/$rel.partial"
-		if ! debootstrap --variant=minbase "$rel" "$cache/$rel.partial" "$mirror" \
-			>"$cache/$rel.log" 2>&1; then
-			echo "SKIP: debootstrap of $rel failed (no route to $mirror?); last lines of $cache/$rel.log:"
-			tail -n 5 "$cache/$rel.log"
-			rm -rf "$cache/$rel.partial"
-			exit 77
-		fi
-		mv "$cache/$rel.partial" "$cache/$rel"
-	done
-fi
 
 need=$(sh "$floor_sh" "$so") || { echo "FAIL: glibc-floor.sh could not read $so"; exit 1; }
 host=$(ldd --version 2>/dev/null | sed -n '1s/.* \([0-9][0-9.]*\)$/\1/p')
@@ -80,7 +55,7 @@ fails=0
 passes=0
 newer_loaded=0
 for rel in $releases; do
-	root=$cache/$rel
+	root=${roots[$rel]}
 	gv=$(chroot "$root" ldd --version 2>/dev/null | sed -n '1s/.* \([0-9][0-9.]*\)$/\1/p')
 	[ -n "$gv" ] || { echo "FAIL: $rel: cannot read its glibc version"; fails=$((fails + 1)); continue; }
 	dir=$(mktemp -d "$root/tmp/railnet.XXXXXX") || exit 1

@@ -14,20 +14,19 @@
 #
 # Engines, first that works: `docker` reaching a daemon; else buildah (Debian's package),
 # without a daemon: vfs storage in a private folder and chroot isolation (root). With buildah
-# the base of both stages is a Debian 12 root file system made by debootstrap (cached in
-# RN_CHROOT_CACHE, default /var/tmp/railnet-chroots; the first run downloads it, opt-in with
-# RN_DOCKER_CHROOT=1 as for docker_glibc_chroot) and committed as a local image, since no
-# registry but Debian's archive is reachable from our build machines: the builder is then a
-# plain Debian image (railnet-bench without --nccl), as docker/README.md describes.
+# the base of both stages is a Debian 12 root file system made by debootstrap (debian_root.sh,
+# cached in RN_CHROOT_CACHE, default /var/tmp/railnet-chroots; the first run downloads it,
+# opt-in with RN_DOCKER_CHROOT=1 as for docker_glibc_chroot) and committed as a local image,
+# since no registry but Debian's archive is reachable from our build machines: the builder is
+# then a plain Debian image (railnet-bench without --nccl), as docker/README.md describes.
 # RN_IMAGE_BASE names another local or pullable base for both stages instead;
 # RN_DOCKER_BUILD_ARGS adds build options (docker: e.g. "--build-arg CUDA_IMAGE=...").
 # Exit 77 with the reason when no engine can build here.
 #   usage: test_image_build.sh [REPO]
 set -uo pipefail
 
-repo=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
-cache=${RN_CHROOT_CACHE:-/var/tmp/railnet-chroots}
-mirror=${RN_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=${1:-$(cd "$here/../.." && pwd)}
 docker=${DOCKER:-docker}
 tag=localhost/railnet-ci:$$
 passes=0
@@ -98,29 +97,7 @@ base_args=()
 if [ "$engine" = buildah ]; then
 	base=${RN_IMAGE_BASE:-}
 	if [ -z "$base" ]; then
-		root=$cache/bookworm
-		if [ ! -x "$root/usr/bin/apt-get" ]; then
-			if [ "${RN_DOCKER_CHROOT:-0}" != 1 ]; then
-				echo "SKIP: opt-in: set RN_DOCKER_CHROOT=1 to debootstrap the image's Debian 12" \
-					"base into $root (about 100 MB and 1.5 min from $mirror)"
-				exit 77
-			fi
-			command -v debootstrap >/dev/null 2>&1 || {
-				echo "SKIP: debootstrap is not installed (apt-get install debootstrap)"
-				exit 77
-			}
-			mkdir -p "$cache" || exit 1
-			rm -rf "$root.partial"
-			echo "debootstrap --variant=minbase bookworm $root $mirror"
-			if ! debootstrap --variant=minbase bookworm "$root.partial" "$mirror" \
-				>"$cache/bookworm.log" 2>&1; then
-				echo "SKIP: debootstrap of bookworm failed (no route to $mirror?); last lines:"
-				tail -n 5 "$cache/bookworm.log"
-				rm -rf "$root.partial"
-				exit 77
-			fi
-			mv "$root.partial" "$root"
-		fi
+		root=$(bash "$here/debian_root.sh" bookworm usr/bin/apt-get) || exit $?
 		t0=$(date +%s)
 		tar -C "$root" --exclude=./var/cache/apt/archives/'*.deb' -cf "$work/base.tar" . || exit 1
 		c=$(bh from scratch) || exit 1
