@@ -16,6 +16,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -299,6 +300,28 @@ static void t_relaxed(void)
  */
 #define BURST 5
 
+/*
+ * One of the burst's pinned-memory counts (fake_cuda_pinned_*), read only when the case
+ * applies: count() must be within [min, max], else the process exits 1 with "burst: N copies
+ * WHAT", followed by ", want >= MIN: WHY" when there is a why.
+ */
+static void burst_pinned(bool applies, int (*count)(void), int min, int max, const char *what,
+			 const char *why)
+{
+	int n;
+
+	if (!applies)
+		return;
+	n = count();
+	if (n >= min && n <= max)
+		return;
+	if (why)
+		fprintf(stderr, "burst: %d copies %s, want >= %d: %s\n", n, what, min, why);
+	else
+		fprintf(stderr, "burst: %d copies %s\n", n, what);
+	exit(1);
+}
+
 static void burst_body(int side, int fd, void *arg)
 {
 	static const size_t off[BURST] = { 0, 4096, 524288 + 4096, 1572864, 2621440 };
@@ -345,18 +368,10 @@ static void burst_body(int side, int fd, void *arg)
 			     mine.mr->lkey, peer.addr + off[i], peer.rkey, 0);
 		for (int i = 0; i < BURST; i++)
 			one_done(&ep, (uint64_t)i + 101);
-		if (staging && pinned && fc_pinned_reads() < 2) {
-			fprintf(stderr,
-				"burst: %d copies out of the GPU into pinned memory, want >= 2: "
-				"the staging ring is not used\n",
-				fc_pinned_reads());
-			exit(1);
-		}
-		if (!staging && fc_pinned_reads() != 0) {
-			fprintf(stderr, "burst: %d copies into pinned memory with staging off\n",
-				fc_pinned_reads());
-			exit(1);
-		}
+		burst_pinned(staging && pinned, fc_pinned_reads, 2, INT_MAX,
+			     "out of the GPU into pinned memory", "the staging ring is not used");
+		burst_pinned(!staging, fc_pinned_reads, 0, 0, "into pinned memory with staging off",
+			     NULL);
 		sv_barrier(fd); /* 2 */
 	} else {
 		sv_barrier(fd); /* 1 */
@@ -364,13 +379,8 @@ static void burst_body(int side, int fd, void *arg)
 		for (int i = 0; i < BURST; i++)
 			check_gpu(mine.dev + off[i], len[i], 20 + (unsigned)i,
 				  "a WRITE of a relaxed burst into GPU memory, after the flush");
-		if (one_copy && pinned && fc_pinned_copies() < BURST) {
-			fprintf(stderr,
-				"burst: %d copies from pinned memory, want >= %d: the "
-				"bounce buffer is not pinned\n",
-				fc_pinned_copies(), BURST);
-			exit(1);
-		}
+		burst_pinned(one_copy && pinned, fc_pinned_copies, BURST, INT_MAX,
+			     "from pinned memory", "the bounce buffer is not pinned");
 		sv_barrier(fd); /* 2 */
 		for (int i = 0; i < BURST; i++)
 			check_fill(ep.buf + off[i], len[i], 40 + (unsigned)i,
