@@ -28,6 +28,11 @@ anything; values are checked):
              the launcher's env (the operator appends its own) and passes an sshd port other
              than 22 with mpirun --mca plm_rsh_args; its workers tolerate the nvidia.com/gpu
              taint and keep off each other's nodes (required podAntiAffinity on the hostname);
+  preflight  a launcher that runs railnet-preflight (a command list or an "sh -c" script)
+             starts it with mpirun -np = the worker replicas and --npernode 1 (one rank per
+             worker pod), from the workers' railnet emptyDir, with --plugin naming the plugin
+             there (the built-in default is the image's build-tree path, absent in a pod);
+             the set has such an MPIJob (mpijob-preflight.yaml);
   namespace  every namespace that runs a pod is a Namespace of the set with a Pod Security
              enforce label that admits its pods: privileged when one uses hostNetwork or adds
              IPC_LOCK, else baseline or privileged;
@@ -51,6 +56,7 @@ import glob
 import json
 import os
 import re
+import shlex
 import sys
 
 try:
@@ -371,6 +377,7 @@ def check(files, documented):
                 check_claim_template(fname, d, bad)
     kubelet_seen = False
     doctor_job_seen = False
+    preflight_seen = False
     # the doctor Jobs doctor-job.py makes are checked as that MPIJob's pods are
     files = files + doctor_jobs(files, bad)
     for fname, docs in files:
@@ -501,6 +508,7 @@ def check(files, documented):
                 ns_where.setdefault(ns, (fname, where))
             if d.get("kind") == "MPIJob":
                 check_mpijob(fname, d, bad)
+                preflight_seen |= check_preflight(fname, d, bad)
             if d.get("kind") == "Namespace":
                 md = d.get("metadata", {}) or {}
                 namespaces[md.get("name")] = (md.get("labels") or {}).get(
@@ -521,6 +529,8 @@ def check(files, documented):
         problems.append("docker/k8s: no KubeletConfiguration (the Topology Manager settings)")
     if not doctor_job_seen:
         problems.append("docker/k8s: no Job running railnet-doctor")
+    if not preflight_seen:
+        problems.append("docker/k8s: no MPIJob whose launcher runs railnet-preflight")
     if not plugin_path:
         problems.append("docker/k8s: no container sets NCCL_NET_PLUGIN")
     return problems
@@ -650,6 +660,89 @@ def check_mpijob(fname, d, bad):
                     "--mca plm_rsh_args \"-p %s\"" % (name, port, port))
 
 
+def preflight_command(cmd):
+    """(mpirun's options, railnet-preflight and its options) of the mpirun that runs
+    railnet-preflight in a launcher command (a list, or a "sh -c" script), or None."""
+    if len(cmd) >= 3 and cmd[0].endswith("sh") and cmd[1] == "-c":
+        try:
+            cmd = shlex.split(cmd[2])
+        except ValueError:
+            return None
+    at = [i for i, x in enumerate(cmd) if x.endswith("/railnet-preflight") or
+          x == "railnet-preflight"]
+    runs = [i for i, x in enumerate(cmd) if x == "mpirun" or x.endswith("/mpirun")]
+    if not at or not [i for i in runs if i < at[0]]:
+        return None
+    start = max(i for i in runs if i < at[0])
+    end = next((i for i in range(at[0], len(cmd)) if cmd[i] in ("&&", "||", ";", "|")),
+               len(cmd))
+    return cmd[start + 1:at[0]], cmd[at[0]:end]
+
+
+def option(args, *names):
+    """The value of the first of names in an argument list (--opt V or --opt=V), or None."""
+    for i, a in enumerate(args):
+        for n in names:
+            if a == n and i + 1 < len(args):
+                return args[i + 1]
+            if a.startswith(n + "="):
+                return a[len(n) + 1:]
+    return None
+
+
+def check_preflight(fname, d, bad):
+    """A launcher that runs railnet-preflight runs one rank in every worker pod (-np = the
+    worker replicas, one per node) and names the plugin the workers got: the preflight's
+    built-in default is the image's build-tree path, which no pod has. True when it runs
+    railnet-preflight."""
+    spec = d.get("spec", {}) or {}
+    name = d.get("metadata", {}).get("name")
+    reps = spec.get("mpiReplicaSpecs", {}) or {}
+    lspec = ((reps.get("Launcher") or {}).get("template") or {}).get("spec") or {}
+    worker = reps.get("Worker") or {}
+    wspec = (worker.get("template") or {}).get("spec") or {}
+    inits = wspec.get("initContainers", []) or []
+    inst = [c for c in inits if c.get("name") == "railnet-install"]
+    plugin_dir = None
+    if inst:
+        target = (inst[0].get("args") or ["/opt/railnet"])[-1]
+        vol = {m["mountPath"]: m["name"] for m in inst[0].get("volumeMounts", []) or []}.get(
+            target)
+        for c in wspec.get("containers", []) or []:
+            for m in c.get("volumeMounts", []) or []:
+                if vol and m.get("name") == vol:
+                    plugin_dir = m.get("mountPath")
+    seen = False
+    for c in containers(lspec):
+        cmd = [str(x) for x in (c.get("command", []) or []) + (c.get("args", []) or [])]
+        got = preflight_command(cmd)
+        if not got:
+            continue
+        seen = True
+        mpi, pf = got
+        where = "MPIJob %s: railnet-preflight" % name
+        np = option(mpi, "-np", "--np", "-n", "-c")
+        if str(np) != str(worker.get("replicas", 1)):
+            bad(fname, "%s runs with -np %s but the job has %s workers: one rank per worker "
+                "pod tests every pair" % (where, np, worker.get("replicas", 1)))
+        ppr = option(mpi, "--npernode", "-npernode", "-N")
+        mapby = option(mpi, "--map-by", "-map-by") or ""
+        if ppr != "1" and not mapby.lower().startswith("ppr:1:node"):
+            bad(fname, "%s is not started one rank per worker pod (mpirun --npernode 1): "
+                "ranks that share a pod share its rails" % where)
+        plugin = option(pf[1:], "--plugin")
+        if plugin is None:
+            bad(fname, "%s without --plugin: its default is the image's build-tree path, "
+                "which no pod has (every rank: the plugin did not load)" % where)
+        elif plugin_dir and plugin != "%s/%s" % (plugin_dir, PLUGIN_FILE):
+            bad(fname, "%s --plugin %s but the workers have the plugin at %s/%s"
+                % (where, plugin, plugin_dir, PLUGIN_FILE))
+        if plugin_dir and not pf[0].startswith(plugin_dir + "/"):
+            bad(fname, "%s runs %s, not the copy in the workers' %s"
+                % (where, pf[0], plugin_dir))
+    return seen
+
+
 def check_dropin(fname, where, spec, bad):
     inits = spec.get("initContainers", []) or []
     vols = {v["name"]: v for v in spec.get("volumes", []) or []}
@@ -713,6 +806,10 @@ def selftest(files, documented):
     def launcher(fs):
         return find(fs, "mpijob-ipvlan.yaml", "MPIJob", "Launcher")["spec"]
 
+    def preflight(fs):
+        return find(fs, "mpijob-preflight.yaml", "MPIJob", "Launcher")["spec"]["containers"][
+            0]["command"]
+
     cases = [
         ("NCCL_IB_GID_INDEX set", "NCCL_IB_GID_INDEX appears",
          lambda fs: worker(fs)["containers"][0]["env"].append(
@@ -760,6 +857,15 @@ def selftest(files, documented):
                                                if x not in ("--mca", "plm_rsh_args", "-p 2222")])
                      for c in containers(find(fs, "mpijob-hostnetwork.yaml", "MPIJob",
                                               "Launcher")["spec"])]),
+        ("preflight -np not the worker count", "railnet-preflight runs with -np 3 but the "
+         "job has 2 workers",
+         lambda fs: preflight(fs).__setitem__(preflight(fs).index("-np") + 1, "3")),
+        ("preflight without --npernode 1", "railnet-preflight is not started one rank per "
+         "worker pod",
+         lambda fs: preflight(fs).__setitem__(preflight(fs).index("--npernode") + 1, "8")),
+        ("preflight without --plugin", "railnet-preflight without --plugin",
+         lambda fs: preflight(fs).__delitem__(slice(preflight(fs).index("--plugin"),
+                                                    preflight(fs).index("--plugin") + 2))),
         ("no GPU toleration", "no toleration of the nvidia.com/gpu taint",
          lambda fs: worker(fs).pop("tolerations")),
         ("no anti-affinity", "no required podAntiAffinity on kubernetes.io/hostname",
@@ -876,8 +982,8 @@ def main(argv):
     if problems:
         return 1
     print("ok: env names, forbidden variables, privileges, networks and resources, the "
-          "drop-in, MPIJob launch and placement, namespaces, kubelet and doctor checks all "
-          "pass")
+          "drop-in, MPIJob launch and placement, the preflight launcher, namespaces, kubelet "
+          "and doctor checks all pass")
     return 0
 
 
