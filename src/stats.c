@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "railnet/json.h"
 #include "railnet/log.h"
 #include "railnet/stats.h"
 
@@ -237,31 +238,16 @@ static void rn_stats_json_counters(FILE *f, const struct rn_port_counters *s)
 		s->resent, s->resend_skipped);
 }
 
-/* JSON string body: the names here are device names and "a+b" lists; escape anyway. */
-static void rn_stats_json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", (unsigned char)*s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 static void rn_stats_json_comm(FILE *f, const char *name, bool send, int nqps, bool open,
 			       int nports, const struct rn_stats_port *const *port,
 			       const struct rn_port_counters *st)
 {
 	fprintf(f, "\n    {\"device\": ");
-	rn_stats_json_str(f, name);
+	rn_json_str(f, name);
 	fprintf(f, ", \"role\": \"%s\", \"qps\": %d, \"ports\": [", send ? "send" : "recv", nqps);
 	for (int p = 0; p < nports; p++) {
 		fprintf(f, "%s{\"device\": ", p ? ", " : "");
-		rn_stats_json_str(f, port[p] ? port[p]->dev : "?");
+		rn_json_str(f, port[p] ? port[p]->dev : "?");
 		fprintf(f, ", \"port\": %d, ", port[p] ? port[p]->port : 0);
 		rn_stats_json_counters(f, &st[p]);
 		fputc('}', f);
@@ -279,7 +265,7 @@ static void rn_stats_json(FILE *f, const struct rn_stats_view *v, const char *ho
 	gmtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	fprintf(f, "{\n  \"version\": 2,\n  \"host\": ");
-	rn_stats_json_str(f, host);
+	rn_json_str(f, host);
 	fprintf(f,
 		",\n  \"pid\": %d,\n  \"time\": \"%s\",\n  \"final\": %s,\n  \"nccl_net_api\": "
 		"%d,\n  \"comm_ids\": [",
@@ -292,7 +278,7 @@ static void rn_stats_json(FILE *f, const struct rn_stats_view *v, const char *ho
 		rn_stats.total_conns + (uint64_t)v->nlive, v->nlive, rn_stats.dropped);
 	for (int i = 0; i < v->nports; i++) {
 		fprintf(f, "%s\n    {\"device\": ", i ? "," : "");
-		rn_stats_json_str(f, v->ports[i].dev);
+		rn_json_str(f, v->ports[i].dev);
 		fprintf(f, ", \"port\": %d, \"rail\": %" PRIu32 ", ", v->ports[i].port,
 			v->ports[i].rail);
 		rn_stats_json_counters(f, &v->ports[i].st);

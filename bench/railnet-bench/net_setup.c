@@ -233,33 +233,6 @@ static const char *rb_netm_plugin_name(const struct rb_args *a)
 	return RB_DEFAULT_PLUGIN;
 }
 
-/*
- * --netns: MPI (PMIx's TCP loopback, the shared-memory transport) was set up in the launcher's
- * namespace; the plugin and its libibverbs open their sockets and read getifaddrs in the pod's.
- */
-static int rb_netm_join_netns(struct rb_netm *m, const char *ns)
-{
-	char path[512];
-	int fd;
-
-	if (strchr(ns, '/'))
-		snprintf(path, sizeof(path), "%s", ns);
-	else
-		snprintf(path, sizeof(path), "/run/netns/%s", ns);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return rb_netm_fail(m, "--netns %s: cannot open %s: %s", ns, path, strerror(errno));
-	if (setns(fd, CLONE_NEWNET)) {
-		int e = errno;
-
-		close(fd);
-		return rb_netm_fail(m, "--netns %s: setns: %s%s", ns, strerror(e),
-				    e == EPERM ? " (needs CAP_SYS_ADMIN: run as root)" : "");
-	}
-	close(fd);
-	return 0;
-}
-
 static int rb_netm_load(struct rb_netm *m, struct rb_ctx *c)
 {
 	const struct rb_args *a = c->args;
@@ -272,8 +245,8 @@ static int rb_netm_load(struct rb_netm *m, struct rb_ctx *c)
 	m->nranks = c->wsize;
 	gethostname(m->host, sizeof(m->host) - 1);
 	m->host[strcspn(m->host, ".")] = 0;
-	if (a->netns && (rc = rb_netm_join_netns(m, a->netns)))
-		return rc;
+	if (a->netns && rb_net_join_netns(a->netns, err, sizeof(err)))
+		return rb_netm_fail(m, "%s", err);
 	if (!name)
 		return rb_netm_fail(m, "NCCL_NET_PLUGIN=none: no external net plugin to load; "
 				       "unset it or give --plugin");

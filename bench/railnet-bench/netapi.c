@@ -8,7 +8,10 @@
  * only nccl_headers/; never links railnet. Prints nothing but the plugin's log lines.
  */
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +103,31 @@ static void rb_net_errf(char *err, size_t len, size_t *used, const char *fmt, ..
 	va_end(ap);
 	if (k > 0)
 		*used += (size_t)k;
+}
+
+int rb_net_join_netns(const char *ns, char *err, size_t errlen)
+{
+	char path[512];
+	int fd, e;
+
+	if (strchr(ns, '/'))
+		snprintf(path, sizeof(path), "%s", ns);
+	else
+		snprintf(path, sizeof(path), "/run/netns/%s", ns);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "--netns %s: cannot open %s: %s", ns, path, strerror(errno));
+		return -1;
+	}
+	if (setns(fd, CLONE_NEWNET)) {
+		e = errno;
+		close(fd);
+		snprintf(err, errlen, "--netns %s: setns: %s%s", ns, strerror(e),
+			 e == EPERM ? " (needs CAP_SYS_ADMIN: run as root)" : "");
+		return -1;
+	}
+	close(fd);
+	return 0;
 }
 
 int rb_net_open(struct rb_net *n, const char *name, int api, char *err, size_t errlen)

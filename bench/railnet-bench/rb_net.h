@@ -45,6 +45,14 @@ struct rb_net {
  * 0, or -1 with the reason (dlerror() of every attempt, or the missing symbol) in err.
  */
 int rb_net_open(struct rb_net *n, const char *name, int api, char *err, size_t errlen);
+
+/*
+ * --netns of railnet-bench and railnet-preflight: join the network namespace ns (a name under
+ * /run/netns, or a path with a '/') after MPI_Init, so that MPI's own sockets stay in the
+ * launcher's namespace while the plugin and its libibverbs open theirs, and read getifaddrs,
+ * in the pod's. 0, or -1 with "--netns NS: ..." in err.
+ */
+int rb_net_join_netns(const char *ns, char *err, size_t errlen);
 const char *rb_net_result(int r); /* "ncclSystemError" */
 int rb_net_init(struct rb_net *n, int debug_level);
 int rb_net_devices(struct rb_net *n, int *ndev);

@@ -7,7 +7,12 @@
 #   healthy   the fixture as it is: exit 0, FIT, every cell ok (also the --json document)
 #   slow      pod3's port on rail rb links at 2.5 Gb/s: rank 3 rail 1 "slow link sending"
 #   offrail   pod3's port on rail rb sits on another network (rail rc): rank 3 rail 1
-#             "unreachable from every other rank"
+#             "unreachable from every other rank", "GID not routable" (its subnet is not the rail's)
+#   mtudiff   pod3's port on rail rb (its interface) at MTU 1500, the others 9000: rank 3 rail
+#             1 "MTU mismatch" (RoCE MTU 1024 against 4096); transfers still work
+#   mtupath   the link of pod3's port on rail rb drops packets above 1500 bytes
+#             (SOFTVERBS_LINK_MTU in rank 3): 8-byte messages cross, the pattern does not:
+#             "large messages ... lost", an MTU mismatch on its path
 #   portdown  pod2's port on rail rb is down (the spec's state=down): rank 2 has one rail,
 #             rank 0 two: named, and no other problem
 #   norank    rank 1 runs without RDMA (RAILNET_IBVERBS_LIB names no library): it "could not
@@ -18,7 +23,7 @@
 set -u
 B=$1 S=$2
 shift 2
-cases=${*:-healthy slow offrail portdown norank}
+cases=${*:-healthy slow offrail mtudiff mtupath portdown norank}
 BIN=$B/bin/railnet-preflight FAB=$B/bin/softverbs-fabric LIB=$B/softverbs/libibverbs.so.1
 PLUGIN=$B/libnccl-net-railnet.so SHIM=$S/bench/railnet-bench/in-pod.sh
 SPEC=$S/test/fixtures/preflight4.spec
@@ -115,7 +120,22 @@ cells=d["cells"]; assert len(cells)==4*3*2 and all(c["status"]=="ok" and c["gbps
 		;;
 	offrail)
 		fabric offrail '/^node node1/,$ s/netdev=rdma3 rail=rb addr=10.21.0.4/netdev=rdma3 rail=rc addr=10.22.0.4/; s/parent=rdma3 addr=10.21.1.4/parent=rdma3 addr=10.22.1.4/'
-		run offrail "" 1 1 "rail 1 (mlx5_3): unreachable from every other rank"
+		run offrail "" 1 1 "rail 1 (mlx5_3): unreachable from every other rank" \
+			"GID not routable: its GID 10.22.1.4 is on 10.22.0.0/16 while the rail's other ranks are on 10.21.0.0/16"
+		;;
+	mtudiff)
+		# pod3's port on rail rb (and so its interface) at MTU 1500: RoCE's MTU 1024 there
+		fabric mtudiff '/^node node1/,$ s/netdev=rdma3 rail=rb/mtu=1500 netdev=rdma3 rail=rb/'
+		run mtudiff "" 1 1 "rank 3 (" "rail 1 (mlx5_3): MTU mismatch: its port's MTU is 1024, the rail's other ports have 4096"
+		;;
+	mtupath)
+		# the link of pod3's port on rail rb passes 1500-byte packets, RoCE's path MTU is 4096
+		fabric mtupath ''
+		renv="3 SOFTVERBS_LINK_MTU=mlx5_3:1:1500"
+		run mtupath "$renv" 1 1 "rank 3 (" \
+			"rail 1 (mlx5_3): large messages with every other rank are lost while 8-byte ones cross: an MTU mismatch on its path" \
+			"RoCE's path MTU is 4096, so its packets are 4156 bytes"
+		renv=
 		;;
 	portdown)
 		# node1's mlx5_1 is pod2's port on rail rb
@@ -129,7 +149,7 @@ cells=d["cells"]; assert len(cells)==4*3*2 and all(c["status"]=="ok" and c["gbps
 		renv=
 		;;
 	*)
-		echo "preflight.sh: unknown case '$c' (healthy slow offrail portdown norank)" >&2
+		echo "preflight.sh: unknown case '$c' (healthy slow offrail mtudiff mtupath portdown norank)" >&2
 		exit 2
 		;;
 	esac

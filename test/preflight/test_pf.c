@@ -72,6 +72,11 @@ static struct pf_run healthy(void)
 			snprintf(ranks[x].rail[r].name, sizeof(ranks[x].rail[r].name), "mlx5_%d",
 				 r);
 			ranks[x].rail[r].speed_mbps = 100000;
+			ranks[x].rail[r].mtu = 4096;
+			snprintf(ranks[x].rail[r].gid, sizeof(ranks[x].rail[r].gid), "10.2%d.1.%d",
+				 r, x + 1);
+			snprintf(ranks[x].rail[r].net, sizeof(ranks[x].rail[r].net),
+				 "10.2%d.0.0/16", r);
 		}
 	}
 	for (int a = 0; a < N; a++)
@@ -291,8 +296,111 @@ static void test_json(void **state)
 	assert_non_null(strstr(out, "\"fit\":false"));
 	assert_non_null(strstr(out, "\"status\":\"unreachable\""));
 	assert_non_null(strstr(out, "\"problems\":[\"rail 1"));
+	assert_non_null(strstr(out, "\"rank_rails\":[[{\"name\":\"mlx5_0\",\"port\":0,\"mtu\":4096,"
+				    "\"gid\":\"10.20.1.1\",\"net\":\"10.20.0.0/16\"}"));
 	assert_int_equal(out[strlen(out) - 2], '}');
 	free(out);
+}
+
+/* A rank whose port is on another subnet than the rail's: unreachable, the GID the cause. */
+static void test_gid_not_routable(void **state)
+{
+	struct pf_run run = healthy();
+	char buf[8192];
+
+	(void)state;
+	snprintf(ranks[2].rail[1].gid, sizeof(ranks[2].rail[1].gid), "10.99.1.3");
+	snprintf(ranks[2].rail[1].net, sizeof(ranks[2].rail[1].net), "10.99.0.0/16");
+	for (int y = 0; y < N; y++)
+		if (y != 2)
+			at(2, y, 1)->status = at(y, 2, 1)->status = PF_UNREACHABLE;
+	assert_int_equal(judge(&run, buf), 1);
+	assert_non_null(strstr(buf, "rank 2 (pod2) rail 1 (mlx5_1): unreachable from every other "
+				    "rank: GID not routable: its GID 10.99.1.3 is on 10.99.0.0/16 "
+				    "while the rail's other ranks are on 10.21.0.0/16"));
+	/* the same subnet everywhere: not the GID, the default cause */
+	run = healthy();
+	for (int y = 0; y < N; y++)
+		if (y != 2)
+			at(2, y, 1)->status = at(y, 2, 1)->status = PF_UNREACHABLE;
+	assert_int_equal(judge(&run, buf), 1);
+	assert_null(strstr(buf, "GID"));
+	assert_non_null(strstr(buf, "its port is down"));
+}
+
+/* One pair only, on different subnets (the others route between them): a pair's GIDs. */
+static void test_gid_pair(void **state)
+{
+	struct pf_run run = healthy();
+	char buf[8192];
+
+	(void)state;
+	snprintf(ranks[1].rail[0].gid, sizeof(ranks[1].rail[0].gid), "10.98.1.2");
+	snprintf(ranks[1].rail[0].net, sizeof(ranks[1].rail[0].net), "10.98.0.0/16");
+	at(0, 1, 0)->status = at(1, 0, 0)->status = PF_UNREACHABLE;
+	assert_int_equal(judge(&run, buf), 1);
+	assert_non_null(strstr(buf, "rail 0 (mlx5_0): rank 0 (pod0) and rank 1 (pod1) cannot "
+				    "reach each other"));
+	assert_non_null(strstr(buf, "GID not routable: 10.20.1.1 on 10.20.0.0/16 and 10.98.1.2 "
+				    "on 10.98.0.0/16"));
+}
+
+/* A port at another MTU: named, even though every transfer worked. */
+static void test_mtu_mismatch(void **state)
+{
+	struct pf_run run = healthy();
+	char buf[8192];
+
+	(void)state;
+	ranks[3].rail[0].mtu = 1024;
+	assert_int_equal(judge(&run, buf), 1);
+	assert_non_null(strstr(buf, "rank 3 (pod3) rail 0 (mlx5_0): MTU mismatch: its port's MTU "
+				    "is 1024, the rail's other ports have 4096"));
+	/* unknown MTUs (0) are no mismatch */
+	run = healthy();
+	ranks[3].rail[0].mtu = 0;
+	assert_int_equal(judge(&run, buf), 0);
+}
+
+/* 8-byte messages crossed, the pattern did not: the MTU on the path, per rank and per pair. */
+static void test_large_lost(void **state)
+{
+	struct pf_run run = healthy();
+	char buf[8192];
+
+	(void)state;
+	for (int y = 0; y < N; y++)
+		if (y != 1)
+			at(1, y, 1)->status = at(y, 1, 1)->status = PF_LARGE_LOST;
+	assert_int_equal(judge(&run, buf), 1);
+	assert_non_null(strstr(buf, "rank 1 (pod1) rail 1 (mlx5_1): large messages with every "
+				    "other rank are lost while 8-byte ones cross: an MTU mismatch "
+				    "on its path"));
+	assert_non_null(strstr(buf, "its packets are 4156 bytes"));
+	run = healthy();
+	at(0, 2, 0)->status = PF_LARGE_LOST;
+	snprintf(at(0, 2, 0)->why, PF_WHY_LEN, "8-byte messages crossed");
+	assert_int_equal(judge(&run, buf), 1);
+	assert_non_null(strstr(buf, "rail 0 (mlx5_0): rank 0 (pod0) to rank 2 (pod2): large "
+				    "messages are lost while 8-byte ones cross (8-byte messages "
+				    "crossed): an MTU mismatch on the path between them"));
+}
+
+/* A worker that died in round 2: said once; its died cells accuse no one else. */
+static void test_died(void **state)
+{
+	struct pf_run run = healthy();
+	char buf[8192];
+
+	(void)state;
+	ranks[2].died = 2;
+	snprintf(ranks[2].died_why, PF_WHY_LEN, "was killed by signal 9");
+	for (int y = 0; y < N; y++)
+		for (int r = 0; y != 2 && y != 3 && r < R; r++)
+			at(2, y, r)->status = at(y, 2, r)->status = PF_PEER_DIED;
+	assert_int_equal(judge(&run, buf), 1);
+	assert_non_null(strstr(buf, "rank 2 (pod2): its preflight worker was killed by signal 9 "
+				    "in round 2"));
 }
 
 int main(void)
@@ -304,7 +412,9 @@ int main(void)
 		cmocka_unit_test(test_two_ranks),    cmocka_unit_test(test_latency),
 		cmocka_unit_test(test_corrupt),	     cmocka_unit_test(test_disjoint),
 		cmocka_unit_test(test_rank_err),     cmocka_unit_test(test_rank0_err),
-		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_json),	     cmocka_unit_test(test_gid_not_routable),
+		cmocka_unit_test(test_gid_pair),     cmocka_unit_test(test_mtu_mismatch),
+		cmocka_unit_test(test_large_lost),   cmocka_unit_test(test_died),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -32,6 +32,7 @@
 #include "railnet/device.h"
 #include "railnet/gid.h"
 #include "railnet/hca.h"
+#include "railnet/json.h"
 #include "railnet/log.h"
 #include "railnet/oob.h"
 #include "railnet/pci.h"
@@ -635,22 +636,6 @@ static void rn_doc_text(const struct rn_doc *doc, FILE *o)
 }
 
 /* ---- JSON output ------------------------------------------------------------------------- */
-
-static void rn_json_str(FILE *o, const char *s)
-{
-	fputc('"', o);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(o, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(o, "\\u%04x", c);
-		else
-			fputc(c, o);
-	}
-	fputc('"', o);
-}
 
 static void rn_json_kv(FILE *o, const char *k, const char *v, bool comma)
 {

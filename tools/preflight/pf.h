@@ -12,11 +12,12 @@
  * rails at once. Per pair and rail, both ranks:
  *   1. connect to the partner's listener on that rail and accept the partner's connection,
  *      bounded by --timeout (an unreachable rail ends here);
- *   2. send a pattern (PF_PATTERN_BYTES, seeded by round, sender and rail) and check the one
- *      received byte for byte;
- *   3. latency: the lower rank sends 8 bytes, the higher echoes them, PF_PINGS times (half
+ *   2. latency: the lower rank sends 8 bytes, the higher echoes them, PF_PINGS times (half
  *      the lower quartile of the round trips: a busy CPU delays single ones); timed again
- *      after the bursts, and the smaller of the two passes kept;
+ *      after the bursts, and the smaller of the two passes kept (no message crossing at
+ *      all: unreachable, as RoCE connects QPs without a packet);
+ *   3. send a pattern (PF_PATTERN_BYTES, seeded by round, sender and rail) and check the one
+ *      received byte for byte (lost after 8-byte messages crossed: PF_LARGE_LOST, the MTU);
  *   4. bandwidth: one direction at a time (every pair's lower rank sends, a world barrier,
  *      then every higher rank), PF_BURST_MSG-byte messages, --burst-mb MiB, the sender
  *      stopping after --burst-ms; the receiver divides what arrived by the time from the
@@ -70,12 +71,18 @@ enum pf_status {
 	PF_CORRUPT,	/* the pattern arrived with wrong bytes */
 	PF_FAILED,	/* connected, then a transfer failed or timed out */
 	PF_NO_RAIL,	/* one of the two ranks has no such rail */
+	PF_LARGE_LOST,	/* 8-byte messages crossed, the pattern (PF_PATTERN_BYTES) did not */
+	PF_PEER_DIED,	/* a worker of the pair died or hung mid-check (pf_rank.died says when) */
 };
 
 struct pf_rail {
 	char name[PF_NAME_LEN]; /* the plugin's device name, e.g. mlx5_0 */
 	int speed_mbps;		/* getProperties' speed */
 	int port;
+	/* what railnet's discovery chose for the port (railnet_core), "" / 0 when unknown */
+	int mtu;      /* active MTU, bytes: RoCE's follows the interface's MTU */
+	char gid[48]; /* the address the GID stands for (RoCE) or the GID (InfiniBand) */
+	char net[48]; /* its subnet, "10.21.0.0/24": ranks of one rail share it */
 };
 
 struct pf_rank {
@@ -83,6 +90,10 @@ struct pf_rank {
 	int nrails;
 	int err; /* != 0: this rank could not run; why says why */
 	char why[PF_WHY_LEN];
+	/* the round (1-based) in which this rank's worker died or hung (died_why says how): its
+	 * cells from then on are PF_PEER_DIED; 0: it ran to the end. Known only at the end. */
+	int died;
+	char died_why[PF_WHY_LEN];
 	struct pf_rail rail[PF_MAX_RAILS];
 };
 

@@ -5,6 +5,8 @@
  */
 #include "pf.h"
 
+#include "railnet/json.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -45,6 +47,10 @@ const char *pf_status_str(int s)
 		return "failed";
 	case PF_NO_RAIL:
 		return "no-rail";
+	case PF_LARGE_LOST:
+		return "large-lost";
+	case PF_PEER_DIED:
+		return "died";
 	default:
 		return "not-run";
 	}
@@ -117,7 +123,7 @@ static float rail_median(const struct pf_run *r, int rail, bool lat)
 	return m;
 }
 
-enum pf_kind { PF_K_UNREACH, PF_K_CORRUPT, PF_K_FAILED, PF_K_SLOW, PF_K_LAT };
+enum pf_kind { PF_K_UNREACH, PF_K_CORRUPT, PF_K_FAILED, PF_K_LARGE, PF_K_SLOW, PF_K_LAT };
 
 /* A slow cell by the pair-alone threshold (the rank-wide one is is_bad's). */
 static bool pair_slow(const struct pf_cell *c, float med_bw)
@@ -134,6 +140,8 @@ static bool is_bad(const struct pf_cell *c, enum pf_kind k, float med_bw, float 
 		return c->status == PF_CORRUPT;
 	case PF_K_FAILED:
 		return c->status == PF_FAILED;
+	case PF_K_LARGE:
+		return c->status == PF_LARGE_LOST;
 	case PF_K_SLOW:
 		return c->status == PF_OK && med_bw > 0 && c->gbps < PF_SLOW_OF_MEDIAN * med_bw;
 	default:
@@ -148,84 +156,175 @@ static const char *rank_host(const struct pf_run *r, int x)
 	return r->ranks[x].host[0] ? r->ranks[x].host : "?";
 }
 
+/*
+ * The verdict's words per kind of problem. A rank line is "rank X (host) rail R (dev): " +
+ * what + " sending", " receiving" or "" + what2 + the measure + ": " + the likely cause; a
+ * pair line "rail R (dev): " + pre + "rank a (host)" + join + "rank b (host)" + post + the
+ * measure + the cell's reason + ": " + the cause. pf_cause replaces the cause where the rails' facts name a
+ * better one (GID not routable, the MTU).
+ */
+static const struct pf_words {
+	/* rank: what, then " sending"/" receiving"/"", then what2 */
+	const char *what, *what2, *rank_cause;
+	/* pair: pre "rank a (host)" join "rank b (host)" post */
+	const char *pre, *join, *post, *pair_cause;
+} pf_words[] = {
+	[PF_K_UNREACH] = { "unreachable", " from every other rank",
+			   "its port is down, or its interface is not on this rail's network (a "
+			   "NAD or DRA claim that gave it another rail, a wrong VLAN, a switch "
+			   "port down)",
+			   "", " and ", " cannot reach each other",
+			   "different networks on this rail, or a path down between them" },
+	[PF_K_CORRUPT] = { "data", " arrived corrupted with every other rank",
+			   "a faulty NIC or memory on this rank", "data from ", " to ",
+			   " arrived corrupted", "a faulty NIC, cable or memory on one of them" },
+	[PF_K_FAILED] = { "transfers", " with every other rank failed after connecting",
+			  "RDMA drops on this port (PFC/ECN), or the port flapped", "", " to ",
+			  ": transfer failed after connecting",
+			  "RDMA drops on the path (PFC/ECN), or a port flapped" },
+	[PF_K_LARGE] = { "large messages",
+			 " with every other rank are lost while 8-byte ones cross",
+			 "an MTU mismatch on its path: a switch port, VLAN or interface with a "
+			 "smaller MTU than RoCE's packets need",
+			 "", " to ", ": large messages are lost while 8-byte ones cross",
+			 "an MTU mismatch on the path between them: a switch port, VLAN or "
+			 "interface with a smaller MTU than RoCE's packets need" },
+	[PF_K_SLOW] = { "slow link", "",
+			"a port that linked at a lower speed, or a congested switch port", "",
+			" to ", ": slow", "a congested or degraded path between them" },
+	[PF_K_LAT] = { "high latency", "", "a longer path, or retransmissions", "", " and ",
+		       ": high latency", "a longer path, or retransmissions between them" },
+};
+
+/* The subnet most ranks have on a rail ("" when unknown): the rail's network. */
+static const char *rail_net(const struct pf_run *r, int rail)
+{
+	const char *best = "";
+	int best_n = 0;
+
+	for (int a = 0; a < r->nranks; a++) {
+		const char *net = r->ranks[a].rail[rail].net;
+		int k = 0;
+
+		if (r->ranks[a].err || rail >= r->ranks[a].nrails || !net[0])
+			continue;
+		for (int b = 0; b < r->nranks; b++)
+			k += !r->ranks[b].err && rail < r->ranks[b].nrails &&
+			     !strcmp(r->ranks[b].rail[rail].net, net);
+		if (k > best_n) {
+			best = net;
+			best_n = k;
+		}
+	}
+	return best;
+}
+
+/* The MTU most ranks' ports have on a rail (0 when unknown). */
+static int rail_mtu(const struct pf_run *r, int rail)
+{
+	int best = 0, best_n = 0;
+
+	for (int a = 0; a < r->nranks; a++) {
+		int m = r->ranks[a].rail[rail].mtu, k = 0;
+
+		if (r->ranks[a].err || rail >= r->ranks[a].nrails || m <= 0)
+			continue;
+		for (int b = 0; b < r->nranks; b++)
+			k += !r->ranks[b].err && rail < r->ranks[b].nrails &&
+			     r->ranks[b].rail[rail].mtu == m;
+		if (k > best_n || (k == best_n && m > best)) {
+			best = m;
+			best_n = k;
+		}
+	}
+	return best;
+}
+
+/* RoCEv2 headers around a packet's payload: IPv4 20, UDP 8, BTH 12, RETH 16, ICRC 4. */
+#define PF_ROCE_HDR 60
+
+/*
+ * The likely cause of kind k for rank x (y < 0) or the pair x -> y, into buf: the rails'
+ * facts first (GID subnets, MTU), else the kind's words.
+ */
+static const char *pf_cause(const struct pf_run *r, int rail, enum pf_kind k, int x, int y,
+			    char *buf, size_t len)
+{
+	const struct pf_rail *rx = &r->ranks[x].rail[rail];
+	const char *net = rail_net(r, rail);
+
+	if (k == PF_K_UNREACH && y < 0 && rx->net[0] && net[0] && strcmp(rx->net, net)) {
+		snprintf(buf, len,
+			 "GID not routable: its GID %s is on %s while the rail's other ranks are "
+			 "on %s (its interface is on another network: a NAD or DRA claim that gave "
+			 "it another rail, or a wrong VLAN)",
+			 rx->gid, rx->net, net);
+		return buf;
+	}
+	if (k == PF_K_UNREACH && y >= 0) {
+		const struct pf_rail *ry = &r->ranks[y].rail[rail];
+
+		if (rx->net[0] && ry->net[0] && strcmp(rx->net, ry->net)) {
+			snprintf(buf, len,
+				 "GID not routable: %s on %s and %s on %s, different networks with "
+				 "no route between them on this rail",
+				 rx->gid, rx->net, ry->gid, ry->net);
+			return buf;
+		}
+	}
+	if (k == PF_K_LARGE) {
+		int m = rx->mtu;
+
+		if (y >= 0 && r->ranks[y].rail[rail].mtu > 0 &&
+		    (m <= 0 || r->ranks[y].rail[rail].mtu < m))
+			m = r->ranks[y].rail[rail].mtu;
+		if (m > 0) {
+			snprintf(buf, len,
+				 "%s (RoCE's path MTU is %d, so its packets are %d bytes: every "
+				 "link on the way needs an MTU of at least that)",
+				 y < 0 ? pf_words[k].rank_cause : pf_words[k].pair_cause, m,
+				 m + PF_ROCE_HDR);
+			return buf;
+		}
+	}
+	return y < 0 ? pf_words[k].rank_cause : pf_words[k].pair_cause;
+}
+
 static void rank_problem(struct pf_out *o, const struct pf_run *r, int x, int rail, enum pf_kind k,
 			 const char *dir, float med_bw, float med_lat, float mine)
 {
-	const char *rn = r->ranks[x].rail[rail].name; /* its own device on that rail */
+	char measure[160] = "", cause[400];
 
-	switch (k) {
-	case PF_K_UNREACH:
-		say(o,
-		    "rank %d (%s) rail %d (%s): unreachable%s from every other rank: its port "
-		    "is down, or its interface is not on this rail's network (a NAD or DRA "
-		    "claim that gave it another rail, a wrong VLAN, a switch port down)\n",
-		    x, rank_host(r, x), rail, rn, dir);
-		break;
-	case PF_K_CORRUPT:
-		say(o,
-		    "rank %d (%s) rail %d (%s): data%s arrived corrupted with every other rank: "
-		    "a faulty NIC or memory on this rank\n",
-		    x, rank_host(r, x), rail, rn, dir);
-		break;
-	case PF_K_FAILED:
-		say(o,
-		    "rank %d (%s) rail %d (%s): transfers%s with every other rank failed after "
-		    "connecting: RDMA drops on this port (PFC/ECN or MTU), or the port flapped\n",
-		    x, rank_host(r, x), rail, rn, dir);
-		break;
-	case PF_K_SLOW:
-		say(o,
-		    "rank %d (%s) rail %d (%s): slow link%s: %.2f GB/s with every other rank, "
-		    "%.2fx the rail's median %.2f GB/s (a port that linked at a lower speed, or "
-		    "a congested switch port)\n",
-		    x, rank_host(r, x), rail, rn, dir, mine, med_bw > 0 ? mine / med_bw : 0,
-		    med_bw);
-		break;
-	default:
-		say(o,
-		    "rank %d (%s) rail %d (%s): high latency%s: %.1f us against the rail's "
-		    "median %.1f us (a longer path, or retransmissions)\n",
-		    x, rank_host(r, x), rail, rn, dir, mine, med_lat);
-		break;
-	}
+	if (k == PF_K_SLOW)
+		snprintf(measure, sizeof(measure),
+			 ": %.2f GB/s with every other rank, %.2fx the rail's median %.2f GB/s",
+			 mine, med_bw > 0 ? mine / med_bw : 0, med_bw);
+	else if (k == PF_K_LAT)
+		snprintf(measure, sizeof(measure), ": %.1f us against the rail's median %.1f us",
+			 mine, med_lat);
+	say(o, "rank %d (%s) rail %d (%s): %s%s%s%s: %s\n", x, rank_host(r, x), rail,
+	    r->ranks[x].rail[rail].name, pf_words[k].what, dir, pf_words[k].what2, measure,
+	    pf_cause(r, rail, k, x, -1, cause, sizeof(cause)));
 }
 
 static void pair_problem(struct pf_out *o, const struct pf_run *r, int a, int b, int rail,
 			 enum pf_kind k, float med_bw, float med_lat)
 {
 	const struct pf_cell *c = pf_cell_at(r, a, b, rail);
-	const char *rn = r->ranks[r->ref].rail[rail].name;
+	char measure[120] = "", why[PF_WHY_LEN + 8] = "", cause[400];
 
-	switch (k) {
-	case PF_K_UNREACH:
-		say(o,
-		    "rail %d (%s): rank %d (%s) and rank %d (%s) cannot reach each other (%s): "
-		    "different networks on this rail, or a path down between them\n",
-		    rail, rn, a, rank_host(r, a), b, rank_host(r, b), c->why[0] ? c->why : "-");
-		break;
-	case PF_K_CORRUPT:
-		say(o, "rail %d (%s): data from rank %d (%s) to rank %d (%s) arrived corrupted\n",
-		    rail, rn, a, rank_host(r, a), b, rank_host(r, b));
-		break;
-	case PF_K_FAILED:
-		say(o,
-		    "rail %d (%s): rank %d (%s) to rank %d (%s): transfer failed after "
-		    "connecting (%s)\n",
-		    rail, rn, a, rank_host(r, a), b, rank_host(r, b), c->why[0] ? c->why : "-");
-		break;
-	case PF_K_SLOW:
-		say(o,
-		    "rail %d (%s): rank %d (%s) to rank %d (%s): slow, %.2f GB/s against the "
-		    "rail's median %.2f GB/s\n",
-		    rail, rn, a, rank_host(r, a), b, rank_host(r, b), c->gbps, med_bw);
-		break;
-	default:
-		say(o,
-		    "rail %d (%s): rank %d (%s) and rank %d (%s): high latency, %.1f us against "
-		    "the rail's median %.1f us\n",
-		    rail, rn, a, rank_host(r, a), b, rank_host(r, b), c->lat_us, med_lat);
-		break;
-	}
+	if (k == PF_K_SLOW)
+		snprintf(measure, sizeof(measure),
+			 ", %.2f GB/s against the rail's median %.2f GB/s", c->gbps, med_bw);
+	else if (k == PF_K_LAT)
+		snprintf(measure, sizeof(measure), ", %.1f us against the rail's median %.1f us",
+			 c->lat_us, med_lat);
+	if (c->why[0] && k != PF_K_SLOW && k != PF_K_LAT)
+		snprintf(why, sizeof(why), " (%s)", c->why);
+	say(o, "rail %d (%s): %srank %d (%s)%srank %d (%s)%s%s%s: %s\n", rail,
+	    r->ranks[r->ref].rail[rail].name, pf_words[k].pre, a, rank_host(r, a), pf_words[k].join,
+	    b, rank_host(r, b), pf_words[k].post, measure, why,
+	    pf_cause(r, rail, k, a, b, cause, sizeof(cause)));
 }
 
 /*
@@ -249,7 +348,8 @@ static void judge_kind(struct pf_out *o, const struct pf_run *r, int rail, enum 
 		for (int y = 0; y < n; y++) {
 			const struct pf_cell *c1 = pf_cell_at(r, x, y, rail), *c2;
 
-			if (y == x || c1->status == PF_NO_RAIL || c1->status == PF_NOT_RUN)
+			if (y == x || c1->status == PF_NO_RAIL || c1->status == PF_NOT_RUN ||
+			    c1->status == PF_PEER_DIED)
 				continue;
 			c2 = pf_cell_at(r, y, x, rail);
 			total++;
@@ -292,6 +392,29 @@ static void judge_kind(struct pf_out *o, const struct pf_run *r, int rail, enum 
 	free(said);
 }
 
+/*
+ * A port whose active MTU differs from the rail's other ports': RDMA with it runs at the
+ * smaller MTU (both ends agree on the smaller), and its interface's MTU (which a RoCE port's
+ * follows) was set apart from the rest of the rail's.
+ */
+static void judge_mtu(struct pf_out *o, const struct pf_run *r, int rail)
+{
+	int m = rail_mtu(r, rail);
+
+	for (int x = 0; m > 0 && x < r->nranks; x++) {
+		const struct pf_rail *rx = &r->ranks[x].rail[rail];
+
+		if (r->ranks[x].err || rail >= r->ranks[x].nrails || rx->mtu <= 0 || rx->mtu == m)
+			continue;
+		say(o,
+		    "rank %d (%s) rail %d (%s): MTU mismatch: its port's MTU is %d, the rail's "
+		    "other ports have %d: RDMA with it runs at the smaller one; set its "
+		    "interface's MTU like the rest of the rail's (a RoCE port's MTU follows "
+		    "it)\n",
+		    x, rank_host(r, x), rail, rx->name, rx->mtu, m);
+	}
+}
+
 int pf_judge(const struct pf_run *r, char *buf, size_t len)
 {
 	struct pf_out o = { buf, len, 0, 0 };
@@ -306,6 +429,12 @@ int pf_judge(const struct pf_run *r, char *buf, size_t len)
 			    k->why);
 			continue;
 		}
+		if (k->died)
+			say(&o,
+			    "rank %d (%s): its preflight worker %s in round %d; its pairs from "
+			    "then on are marked died and were not tested (a crash or hang in its "
+			    "RDMA stack: run railnet-doctor there)\n",
+			    x, rank_host(r, x), k->died_why[0] ? k->died_why : "died", k->died);
 		/* by count only: the pods of one node hold different devices for the same rails */
 		if (x != r->ref && k->nrails != r->ranks[r->ref].nrails)
 			say(&o,
@@ -325,11 +454,25 @@ int pf_judge(const struct pf_run *r, char *buf, size_t len)
 
 		for (int k = PF_K_UNREACH; k <= PF_K_LAT; k++)
 			judge_kind(&o, r, rail, (enum pf_kind)k, mb, ml);
+		judge_mtu(&o, r, rail);
 	}
 	return o.n;
 }
 
 /* ---- output --------------------------------------------------------------------------- */
+
+/* A cell's status in a matrix column (7 characters). */
+static const char *pf_status_short(int s)
+{
+	switch (s) {
+	case PF_UNREACHABLE:
+		return "unreach";
+	case PF_LARGE_LOST:
+		return "lg-lost";
+	default:
+		return pf_status_str(s);
+	}
+}
 
 void pf_print_text(FILE *o, const struct pf_run *r, const char *problems, int nproblems)
 {
@@ -342,9 +485,17 @@ void pf_print_text(FILE *o, const struct pf_run *r, const char *problems, int np
 	for (int rail = 0; rail < r->nrails; rail++) {
 		const struct pf_rail *ri = &r->ranks[r->ref].rail[rail];
 
-		fprintf(o, "\nrail %d: %s (port %d, %.1f GB/s rated; median %.2f GB/s, %.1f us)\n",
-			rail, ri->name, ri->port, ri->speed_mbps / 8000.0,
-			rail_median(r, rail, false), rail_median(r, rail, true));
+		const char *net = rail_net(r, rail);
+		int mtu = rail_mtu(r, rail);
+
+		fprintf(o, "\nrail %d: %s (port %d, %.1f GB/s rated", rail, ri->name, ri->port,
+			ri->speed_mbps / 8000.0);
+		if (mtu > 0)
+			fprintf(o, ", MTU %d", mtu);
+		if (net[0])
+			fprintf(o, ", %s", net);
+		fprintf(o, "; median %.2f GB/s, %.1f us)\n", rail_median(r, rail, false),
+			rail_median(r, rail, true));
 		fprintf(o, "  GB/s from row to column\n        ");
 		for (int b = 0; b < r->nranks; b++)
 			fprintf(o, " %7d", b);
@@ -359,7 +510,7 @@ void pf_print_text(FILE *o, const struct pf_run *r, const char *problems, int np
 				else if (c->status == PF_OK)
 					fprintf(o, " %7.2f", c->gbps);
 				else
-					fprintf(o, " %7.7s", pf_status_str(c->status));
+					fprintf(o, " %7s", pf_status_short(c->status));
 			}
 			fputc('\n', o);
 		}
@@ -378,22 +529,6 @@ void pf_print_text(FILE *o, const struct pf_run *r, const char *problems, int np
 	}
 }
 
-static void json_str(FILE *o, const char *s)
-{
-	fputc('"', o);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(o, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(o, "\\u%04x", ch);
-		else
-			fputc(ch, o);
-	}
-	fputc('"', o);
-}
-
 void pf_print_json(FILE *o, const struct pf_run *r, const char *problems, int nproblems)
 {
 	fprintf(o,
@@ -402,12 +537,28 @@ void pf_print_json(FILE *o, const struct pf_run *r, const char *problems, int np
 		r->nranks, r->nrails, r->rounds, r->seconds, nproblems ? "false" : "true");
 	for (int x = 0; x < r->nranks; x++) {
 		fputs(x ? "," : "", o);
-		json_str(o, rank_host(r, x));
+		rn_json_str(o, rank_host(r, x));
+	}
+	fputs("],\"rank_rails\":[", o);
+	for (int x = 0; x < r->nranks; x++) {
+		fputs(x ? ",[" : "[", o);
+		for (int i = 0; i < r->ranks[x].nrails && !r->ranks[x].err; i++) {
+			const struct pf_rail *ri = &r->ranks[x].rail[i];
+
+			fputs(i ? ",{\"name\":" : "{\"name\":", o);
+			rn_json_str(o, ri->name);
+			fprintf(o, ",\"port\":%d,\"mtu\":%d,\"gid\":", ri->port, ri->mtu);
+			rn_json_str(o, ri->gid);
+			fputs(",\"net\":", o);
+			rn_json_str(o, ri->net);
+			fputc('}', o);
+		}
+		fputc(']', o);
 	}
 	fputs("],\"rail_names\":[", o);
 	for (int i = 0; i < r->nrails; i++) {
 		fputs(i ? "," : "", o);
-		json_str(o, r->ranks[r->ref].rail[i].name);
+		rn_json_str(o, r->ranks[r->ref].rail[i].name);
 	}
 	fputs("],\"cells\":[", o);
 	for (int rail = 0, first = 1; rail < r->nrails; rail++)
@@ -424,7 +575,7 @@ void pf_print_json(FILE *o, const struct pf_run *r, const char *problems, int np
 						c->lat_us);
 				if (c->why[0]) {
 					fputs(",\"why\":", o);
-					json_str(o, c->why);
+					rn_json_str(o, c->why);
 				}
 				fputc('}', o);
 				first = 0;
@@ -441,7 +592,7 @@ void pf_print_json(FILE *o, const struct pf_run *r, const char *problems, int np
 		memcpy(line, p, l);
 		line[l] = '\0';
 		fputs(p == problems ? "" : ",", o);
-		json_str(o, line);
+		rn_json_str(o, line);
 	}
 	fputs("]}\n", o);
 }

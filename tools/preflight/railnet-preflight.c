@@ -11,10 +11,18 @@
  */
 #include "pf.h"
 #include "rb_net.h"
+#include "railnet/config.h"
+#include "railnet/device.h"
+#include "railnet/gid.h"
+#include "railnet/log.h"
+#include "railnet/verbs.h"
+#include "railnet/version.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <mpi.h>
 #include <sched.h>
 #include <stdint.h>
@@ -25,15 +33,6 @@
 
 #ifndef PF_DEFAULT_PLUGIN
 #define PF_DEFAULT_PLUGIN "libnccl-net-railnet.so"
-#endif
-#ifndef RN_VERSION_STRING
-#define RN_VERSION_STRING "unknown"
-#endif
-#ifndef RN_GIT_DESCRIBE
-#define RN_GIT_DESCRIBE "unknown"
-#endif
-#ifndef RN_BUILD_DATE
-#define RN_BUILD_DATE "unknown"
 #endif
 
 #define PF_TAG 7
@@ -57,6 +56,7 @@ struct pf_link {
 	double t_start, t_last; /* the receiving half's start (a world barrier), its last message */
 	long ndata;		/* full-size messages received */
 	double lat_us;
+	bool small_ok; /* the first latency pass went through: 8-byte messages cross */
 };
 
 static double now_s(void)
@@ -74,7 +74,9 @@ static int usage(FILE *o)
 		"Tests every rail (port) between every pair of ranks, one pair per rank per "
 		"round,\n"
 		"all rails of a pair at once: connection, a data pattern, latency and bandwidth.\n"
-		"  --plugin PATH        the net plugin (default %s)\n"
+		"  --plugin PATH        the net plugin (default: libnccl-net-railnet.so next to "
+		"this program,\n"
+		"                       else %s, else the loader's search path)\n"
 		"  --netns NAME|PATH    join this network namespace after MPI_Init\n"
 		"  --json               one JSON document instead of the text report\n"
 		"  --heatmap FILE.png   also draw the per-rail GB/s matrices (needs gnuplot)\n"
@@ -108,9 +110,7 @@ static int parse(int argc, char **argv, struct pf_opts *o, char *err, size_t len
 	};
 	int c;
 
-	*o = (struct pf_opts){
-		.plugin = PF_DEFAULT_PLUGIN, .timeout_s = 10, .burst_mb = 16, .burst_ms = 500
-	};
+	*o = (struct pf_opts){ .timeout_s = 10, .burst_mb = 16, .burst_ms = 500 };
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -174,36 +174,100 @@ static int parse(int argc, char **argv, struct pf_opts *o, char *err, size_t len
 	return 0;
 }
 
-static int join_netns(const char *ns, char *err, size_t len)
+static void quiet_logger(int level, unsigned long flags, const char *file, int line,
+			 const char *fmt, ...)
 {
-	char path[512];
-	int fd;
+	/* the plugin's own init already said what discovery found wrong */
+}
 
-	if (strchr(ns, '/'))
-		snprintf(path, sizeof(path), "%s", ns);
-	else
-		snprintf(path, sizeof(path), "/run/netns/%s", ns);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || setns(fd, CLONE_NEWNET)) {
-		snprintf(err, len, "--netns: %.200s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
+/* The subnet of a chosen GID: its address masked by its netmask ("" when unknown). */
+static void gid_net(const struct rn_gid_choice *g, char *buf, size_t len)
+{
+	const uint8_t *a;
+	int fam = rn_gid_family(g->raw, &a), bits = fam == AF_INET ? 32 : 128;
+	uint8_t m[16] = { 0 };
+	char str[INET6_ADDRSTRLEN];
+
+	buf[0] = '\0';
+	if (g->prefix < 0 || g->prefix > bits)
+		return;
+	memcpy(m, a, (size_t)bits / 8);
+	for (int i = g->prefix; i < bits; i++)
+		m[i / 8] &= (uint8_t) ~(0x80u >> (i % 8));
+	if (inet_ntop(fam, m, str, sizeof(str)))
+		snprintf(buf, len, "%s/%d", str, g->prefix);
+}
+
+/*
+ * What railnet's discovery chose for each rail (the same code as the plugin's, railnet_core):
+ * the port's active MTU, its GID's address and subnet. Best effort: a rail left unknown is
+ * judged without them.
+ */
+static void rail_facts(struct pf_rank *me)
+{
+	struct rn_discovery *d = NULL;
+
+	rn_log_set_logger(quiet_logger);
+	if (rn_config_acquire())
+		return;
+	if (!rn_verbs_load(rn_config()->ibverbs_lib)) {
+		if (!rn_discover(rn_config(), NULL, 0, &d)) {
+			for (int r = 0; r < me->nrails; r++)
+				for (int i = 0; i < d->nports; i++) {
+					const struct rn_port *p = &d->ports[i];
+					struct pf_rail *ra = &me->rail[r];
+
+					/* the plugin numbers ports as NCCL does (nccl_port) */
+					if (strcmp(p->name, ra->name) || p->nccl_port != ra->port)
+						continue;
+					ra->mtu = p->mtu;
+					rn_gid_addr_str(p->gid.raw, ra->gid, sizeof(ra->gid));
+					gid_net(&p->gid, ra->net, sizeof(ra->net));
+					break;
+				}
+			rn_discovery_destroy(d);
+		}
+		rn_verbs_unload();
 	}
-	close(fd);
-	return 0;
+	rn_config_release();
+}
+
+/*
+ * The plugin when --plugin is not given: the one next to this program (the image's
+ * /opt/railnet, as railnet-install copies both there), else the build tree's, else the
+ * loader's search path.
+ */
+static const char *default_plugin(char *buf, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+	char *slash;
+
+	if (n > 0) {
+		buf[n] = '\0';
+		slash = strrchr(buf, '/');
+		if (slash && (size_t)(slash - buf) + sizeof("/libnccl-net-railnet.so") <= len) {
+			strcpy(slash, "/libnccl-net-railnet.so");
+			if (!access(buf, R_OK))
+				return buf;
+		}
+	}
+	if (!access(PF_DEFAULT_PLUGIN, R_OK))
+		return PF_DEFAULT_PLUGIN;
+	return "libnccl-net-railnet.so";
 }
 
 /* This rank's rails: the plugin's devices, one per port. */
 static void discover(struct rb_net *net, const struct pf_opts *o, struct pf_rank *me)
 {
-	char err[512];
+	char err[512], path[PATH_MAX];
+	const char *plugin = o->plugin ? o->plugin : default_plugin(path, sizeof(path));
 	int ndev = 0;
 
 	gethostname(me->host, sizeof(me->host) - 1);
 	/* one device per port: a rail is a port (an explicit other value is overridden) */
 	setenv("RAILNET_MERGE", "none", 1);
-	if (rb_net_open(net, o->plugin, 0, err, sizeof(err))) {
+
+	if (rb_net_open(net, plugin, 0, err, sizeof(err))) {
 		me->err = 1;
 		snprintf(me->why, sizeof(me->why), "the plugin did not load: %.60s", err);
 		return;
@@ -229,6 +293,7 @@ static void discover(struct rb_net *net, const struct pf_opts *o, struct pf_rank
 		me->rail[d].speed_mbps = p.speed;
 		me->rail[d].port = p.port;
 	}
+	rail_facts(me);
 }
 
 static void fill_pattern(char *b, size_t n, unsigned seed)
@@ -270,6 +335,26 @@ static int wait_req(struct rb_net *net, void *req, double deadline, size_t *size
 			sched_yield(); /* ranks may share CPUs (pods of a node, NIC threads) */
 	}
 	return 1;
+}
+
+/*
+ * Posts an isend (send) or an irecv of n bytes until the plugin gives a request (NULL means
+ * "not now" in the net API) or the deadline passes. The plugin's error, or 0 with *req (NULL
+ * when the deadline passed first).
+ */
+static int post_until(struct rb_net *net, bool send, void *comm, void *buf, size_t n, void *mh,
+		      double deadline, void **req)
+{
+	int rc = 0;
+
+	*req = NULL;
+	while (!*req && !(rc = send ? rb_net_isend(net, comm, buf, n, PF_TAG, mh, req)
+				    : rb_net_irecv(net, comm, buf, n, PF_TAG, mh, req))) {
+		if (*req || now_s() > deadline)
+			break;
+		sched_yield();
+	}
+	return rc;
 }
 
 /*
@@ -336,9 +421,9 @@ static int setup_buffers(struct rb_net *net, struct pf_link *l)
 }
 
 /*
- * Phase 2: a pattern each way on every rail at once, checked byte for byte. A rail whose
- * connection was made but where no byte crossed by the deadline is unreachable: RoCE
- * connects QPs without a packet, so a GID the peer cannot route to shows only here.
+ * Phase 3: a pattern each way on every rail at once, checked byte for byte. After 8-byte
+ * messages crossed (phase 2), a pattern that does not is a size problem: packets of the
+ * path MTU lost on the way (PF_LARGE_LOST).
  */
 static void phase_pattern(struct rb_net *net, struct pf_link *L, int nr, int round, int me,
 			  int peer, double deadline)
@@ -383,7 +468,8 @@ static void phase_pattern(struct rb_net *net, struct pf_link *L, int nr, int rou
 			    !(rc = rb_net_test(net, rreq[r], &done, &got[r])))
 				recvd[r] = done;
 			if (rc)
-				link_fail(l, PF_FAILED, "the pattern", rc);
+				link_fail(l, l->small_ok ? PF_LARGE_LOST : PF_FAILED, "the pattern",
+					  rc);
 		}
 	}
 	for (int r = 0; r < nr; r++) {
@@ -392,10 +478,11 @@ static void phase_pattern(struct rb_net *net, struct pf_link *L, int nr, int rou
 		if (l->status != PF_OK)
 			continue;
 		if (!recvd[r] || !sent[r]) {
-			l->status = PF_UNREACHABLE;
-			snprintf(l->why, sizeof(l->why),
-				 "connected, but no data %s within the timeout",
-				 recvd[r] ? "left" : "arrived");
+			/* 8-byte messages crossed just before: the size is what fails */
+			l->status = l->small_ok ? PF_LARGE_LOST : PF_UNREACHABLE;
+			snprintf(l->why, sizeof(l->why), "%s, but no %u KiB message %s in time",
+				 l->small_ok ? "8-byte messages crossed" : "connected",
+				 PF_PATTERN_BYTES >> 10, recvd[r] ? "left" : "arrived");
 			continue;
 		}
 		if (!want)
@@ -418,12 +505,17 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Phase 3: PF_PINGS round trips of 8 bytes, the lower rank first; half the lower quartile
- * of the round trips (a busy CPU delays single ones; a longer path delays them all). */
+/*
+ * Phase 2 (and again after the bursts): PF_PINGS round trips of 8 bytes, the lower rank
+ * first; half the lower quartile of the round trips (a busy CPU delays single ones; a longer
+ * path delays them all). A rail whose connection was made but where not one message crossed
+ * by the deadline is unreachable: RoCE connects QPs without a packet, so a GID the peer
+ * cannot route to shows only here.
+ */
 static void phase_latency(struct rb_net *net, struct pf_link *l, bool lower, double deadline)
 {
 	double rtt[PF_PINGS];
-	int rc = 0;
+	int rc = 0, pings = 0;
 
 	if (l->status != PF_OK)
 		return;
@@ -432,29 +524,30 @@ static void phase_latency(struct rb_net *net, struct pf_link *l, bool lower, dou
 		double t0 = now_s();
 		int w = 1;
 
-		/* a NULL request means "not now" (net API): try again until the deadline */
-		while (!rreq &&
-		       !(rc = rb_net_irecv(net, l->rcomm, l->rbuf, 8, PF_TAG, l->rmh, &rreq)))
-			if (now_s() > deadline)
-				break;
-		if (rc || !rreq)
+		if ((rc = post_until(net, false, l->rcomm, l->rbuf, 8, l->rmh, deadline, &rreq)) ||
+		    !rreq)
 			break;
 		if (!lower && (w = wait_req(net, rreq, deadline, NULL, &rc)) <= 0)
 			break;
-		while (!sreq &&
-		       !(rc = rb_net_isend(net, l->scomm, l->sbuf, 8, PF_TAG, l->smh, &sreq)))
-			if (now_s() > deadline)
-				break;
-		if (rc || !sreq || (w = wait_req(net, sreq, deadline, NULL, &rc)) <= 0)
+		if ((rc = post_until(net, true, l->scomm, l->sbuf, 8, l->smh, deadline, &sreq)) ||
+		    !sreq || (w = wait_req(net, sreq, deadline, NULL, &rc)) <= 0)
 			break;
 		if (lower && (w = wait_req(net, rreq, deadline, NULL, &rc)) <= 0)
 			break;
 		rtt[i] = now_s() - t0;
+		pings++;
 		if (i == PF_PINGS - 1) {
 			qsort(rtt, PF_PINGS, sizeof(double), cmp_double);
 			l->lat_us = rtt[PF_PINGS / 4] / 2 * 1e6; /* the lower quartile */
+			l->small_ok = true;
 			return;
 		}
+	}
+	if (!l->small_ok && !rc && !pings) {
+		l->status = PF_UNREACHABLE;
+		snprintf(l->why, sizeof(l->why),
+			 "connected, but no 8-byte message crossed within the timeout");
+		return;
 	}
 	link_fail(l, PF_FAILED, "the latency ping-pong", rc);
 }
@@ -576,12 +669,9 @@ static void burst_drain(struct rb_net *net, struct pf_link *L, int nr, int peer,
 		for (long i = 0; sending && i < peer_left[r]; i++) {
 			void *req = NULL;
 
-			while (!req && now_s() < deadline &&
-			       !(rc = rb_net_isend(net, l->scomm, l->sbuf, 8, PF_TAG, l->smh,
-						   &req)))
-				if (!req)
-					sched_yield();
-			if (rc || !req || wait_req(net, req, deadline, NULL, &rc) <= 0) {
+			if ((rc = post_until(net, true, l->scomm, l->sbuf, 8, l->smh, deadline,
+					     &req)) ||
+			    !req || wait_req(net, req, deadline, NULL, &rc) <= 0) {
 				link_fail(l, PF_FAILED, "draining the burst", rc);
 				break;
 			}
@@ -650,11 +740,11 @@ static struct pf_pair *pair_begin(struct rb_net *net, const struct pf_opts *o, i
 		if (p->L[r].status == PF_OK && setup_buffers(net, &p->L[r]) &&
 		    p->L[r].status == PF_OK)
 			p->L[r].status = PF_FAILED;
-	phase_pattern(net, p->L, nr, round, me, peer, now_s() + o->timeout_s);
 	for (int r = 0; r < nr; r++) { /* each rail its own bound */
 		phase_latency(net, &p->L[r], me < peer, now_s() + o->timeout_s);
 		p->lat[r] = p->L[r].lat_us;
 	}
+	phase_pattern(net, p->L, nr, round, me, peer, now_s() + o->timeout_s);
 	/* only the lower rank timed the round trips: the pair shares its figure */
 	MPI_Sendrecv(p->lat, PF_MAX_RAILS, MPI_DOUBLE, peer, 1, p->peer_lat, PF_MAX_RAILS,
 		     MPI_DOUBLE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -764,7 +854,7 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return rc == 1 ? 0 : rc;
 	}
-	if (o.netns && join_netns(o.netns, err, sizeof(err))) {
+	if (o.netns && rb_net_join_netns(o.netns, err, sizeof(err))) {
 		me.err = 1;
 		snprintf(me.why, sizeof(me.why), "%.90s", err);
 	}
