@@ -15,6 +15,10 @@
 #             "large messages ... lost", an MTU mismatch on its path
 #   portdown  pod2's port on rail rb is down (the spec's state=down): rank 2 has one rail,
 #             rank 0 two: named, and no other problem
+#   died      rank 2's worker (the process that drives the plugin) is killed when round 2's
+#             burst starts (RN_PREFLIGHT_TEST_DIE=2): named with its round, its later
+#             pairs marked died, the run finishes
+#   hung      the same worker hangs instead (=2:hang): killed after the burst's bound, named
 #   norank    rank 1 runs without RDMA (RAILNET_IBVERBS_LIB names no library): it "could not
 #             take part", its pairs are reported, and the run still finishes
 # Needs root (the namespaces) and mpirun, else exit 77 with the reason. PREFLIGHT_KEEP=1 keeps
@@ -23,7 +27,7 @@
 set -u
 B=$1 S=$2
 shift 2
-cases=${*:-healthy slow offrail mtudiff mtupath portdown norank}
+cases=${*:-healthy slow offrail mtudiff mtupath portdown died hung norank}
 BIN=$B/bin/railnet-preflight FAB=$B/bin/softverbs-fabric LIB=$B/softverbs/libibverbs.so.1
 PLUGIN=$B/libnccl-net-railnet.so SHIM=$S/bench/railnet-bench/in-pod.sh
 SPEC=$S/test/fixtures/preflight4.spec
@@ -142,6 +146,22 @@ cells=d["cells"]; assert len(cells)==4*3*2 and all(c["status"]=="ok" and c["gbps
 		fabric portdown '/^node node1/,$ s/netdev=rdma1 rail=rb/state=down netdev=rdma1 rail=rb/'
 		run portdown "" 1 1 "rank 2 (" "has 1 rail(s), rank 0 (" "a port down"
 		;;
+	died | hung)
+		# rank 2's worker is killed (or hangs) when round 2's burst starts: its supervisor
+		# stays in the collectives, the run ends in its bound and names the rank and round
+		fabric "$c" ''
+		if [ "$c" = died ]; then
+			renv="2 RN_PREFLIGHT_TEST_DIE=2"
+			run died "$renv" 1 1 "rank 2 (" \
+				"its preflight worker was killed by signal 9 during the bandwidth burst in round 2"
+		else
+			renv="2 RN_PREFLIGHT_TEST_DIE=2:hang"
+			run hung "$renv" 1 1 "rank 2 (" \
+				"its preflight worker hung in the bandwidth burst for 6 s and was killed in round 2"
+		fi
+		renv=
+		grep -q ' died' "$W/$c.log" || { echo "FAIL: $c: no cell marked died"; fails=$((fails + 1)); }
+		;;
 	norank)
 		fabric norank ''
 		renv="1 RAILNET_IBVERBS_LIB=/nonexistent/libibverbs.so.1"
@@ -149,7 +169,7 @@ cells=d["cells"]; assert len(cells)==4*3*2 and all(c["status"]=="ok" and c["gbps
 		renv=
 		;;
 	*)
-		echo "preflight.sh: unknown case '$c' (healthy slow offrail mtudiff mtupath portdown norank)" >&2
+		echo "preflight.sh: unknown case '$c' (healthy slow offrail mtudiff mtupath portdown died hung norank)" >&2
 		exit 2
 		;;
 	esac

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * railnet-preflight: every rail of every pair of ranks proven before the job (pf.h has the
- * design). Started by mpirun, one rank per pod; loads the plugin as NCCL does (rb_net.h,
- * shared with railnet-bench) with one device per port, and drives it through the net API.
+ * design). Started by mpirun, one rank per pod. Each rank is a supervisor (MPI, the schedule,
+ * the report) and a worker process forked before MPI_Init that loads the plugin as NCCL does
+ * (rb_net.h, shared with railnet-bench) with one device per port and drives it through the
+ * net API, one bounded step at a time: a worker that crashes or hangs is named in the report
+ * while the run goes on.
  *
  *   mpirun -np N railnet-preflight [--plugin PATH] [--netns NAME|PATH] [--json]
  *       [--heatmap FILE.png] [--timeout S] [--burst-mb N] [--burst-ms MS]
@@ -20,14 +23,18 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <mpi.h>
+#include <poll.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -647,19 +654,20 @@ static void phase_burst(struct rb_net *net, struct pf_link *L, int nr, const str
 
 /*
  * After a burst half: the receiver still has receives posted beyond the end message, which
- * would take the next messages of the pair (a later ping). The pair agrees over MPI on how
- * many per rail, the sender fills them with 8-byte messages and the receiver completes them.
+ * would take the next messages of the pair (a later ping). The pair agrees (through the
+ * supervisors, over MPI) on how many per rail: burst_left is the receiver's count, and in
+ * burst_drain the sender fills them with 8-byte messages and the receiver completes them.
  */
-static void burst_drain(struct rb_net *net, struct pf_link *L, int nr, int peer, bool sending,
-			double deadline)
+static void burst_left(const struct pf_link *L, int nr, bool sending, long *left)
 {
-	long left[PF_MAX_RAILS] = { 0 }, peer_left[PF_MAX_RAILS] = { 0 };
-
 	for (int r = 0; r < nr && !sending; r++)
 		if (L[r].status == PF_OK)
 			left[r] = L[r].nrecv_posted - L[r].nrecvd;
-	MPI_Sendrecv(left, PF_MAX_RAILS, MPI_LONG, peer, 3, peer_left, PF_MAX_RAILS, MPI_LONG, peer,
-		     3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+}
+
+static void burst_drain(struct rb_net *net, struct pf_link *L, int nr, bool sending,
+			const long *left, const long *peer_left, double deadline)
+{
 	for (int r = 0; r < nr; r++) {
 		struct pf_link *l = &L[r];
 		int rc = 0;
@@ -716,21 +724,23 @@ static void close_links(struct rb_net *net, struct pf_link *L, int nr)
 	}
 }
 
-/* This rank's pair in a round: its links and the latency both ends agreed on. */
+/* The worker's pair in a round: its links. */
 struct pf_pair {
 	struct pf_link *L;
 	int nr, peer;
-	double lat[PF_MAX_RAILS], peer_lat[PF_MAX_RAILS];
 };
 
-/* Phases 1-3 with the partner; the pair's latency exchanged over MPI. */
+/* Phases 1-3 with the partner; lat[rail] what this rank timed (the lower rank's counts). */
 static struct pf_pair *pair_begin(struct rb_net *net, const struct pf_opts *o, int round, int me,
 				  int peer, int nr, void **lcomm,
-				  char (*handles)[RB_NET_HANDLE_BYTES])
+				  char (*handles)[RB_NET_HANDLE_BYTES], double *lat)
 {
 	struct pf_pair *p = calloc(1, sizeof(*p));
-	if (!p || !(p->L = calloc((size_t)nr + 1, sizeof(*p->L))))
-		MPI_Abort(MPI_COMM_WORLD, 3);
+
+	if (!p || !(p->L = calloc((size_t)nr + 1, sizeof(*p->L)))) {
+		free(p);
+		return NULL;
+	}
 	p->nr = nr;
 	p->peer = peer;
 	for (int r = 0; r < nr; r++)
@@ -742,47 +752,262 @@ static struct pf_pair *pair_begin(struct rb_net *net, const struct pf_opts *o, i
 			p->L[r].status = PF_FAILED;
 	for (int r = 0; r < nr; r++) { /* each rail its own bound */
 		phase_latency(net, &p->L[r], me < peer, now_s() + o->timeout_s);
-		p->lat[r] = p->L[r].lat_us;
+		lat[r] = p->L[r].lat_us;
 	}
 	phase_pattern(net, p->L, nr, round, me, peer, now_s() + o->timeout_s);
-	/* only the lower rank timed the round trips: the pair shares its figure */
-	MPI_Sendrecv(p->lat, PF_MAX_RAILS, MPI_DOUBLE, peer, 1, p->peer_lat, PF_MAX_RAILS,
-		     MPI_DOUBLE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 	return p;
 }
 
 /*
- * The cells of what this rank received from its partner (col[rail]), and the links closed.
- * The round trips are timed a second time first, after the bursts, and the pair keeps the
- * smaller figure: a rank delayed by its node's other work (pods sharing CPUs) is rarely
- * delayed in both passes, while a slow path is slow in both.
+ * The round trips timed a second time, after the bursts; again[rail] the smaller of the two
+ * passes: a rank delayed by its node's other work (pods sharing CPUs) is rarely delayed in
+ * both passes, while a slow path is slow in both.
  */
-static void pair_end(struct rb_net *net, const struct pf_opts *o, struct pf_pair *p, int me,
-		     struct pf_cell *col)
+static void pair_again(struct rb_net *net, const struct pf_opts *o, struct pf_pair *p, int me,
+		       double *again)
 {
-	double again[PF_MAX_RAILS] = { 0 }, peer_again[PF_MAX_RAILS] = { 0 };
-
 	for (int r = 0; r < p->nr; r++) {
 		double first = p->L[r].lat_us;
 
 		phase_latency(net, &p->L[r], me < p->peer, now_s() + o->timeout_s);
 		again[r] = p->L[r].lat_us < first ? p->L[r].lat_us : first;
 	}
-	MPI_Sendrecv(again, PF_MAX_RAILS, MPI_DOUBLE, p->peer, 2, peer_again, PF_MAX_RAILS,
-		     MPI_DOUBLE, p->peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-	memcpy(p->lat, again, sizeof(again));
-	memcpy(p->peer_lat, peer_again, sizeof(peer_again));
+}
+
+/* The cells of what this rank received from its partner (col[rail], but the latency), and
+ * the links closed. */
+static void pair_end(struct rb_net *net, struct pf_pair *p, struct pf_cell *col)
+{
 	for (int r = 0; r < p->nr; r++) {
 		struct pf_cell *c = &col[r];
 
 		c->status = p->L[r].status;
 		c->gbps = p->L[r].status == PF_OK ? (float)link_gbps(&p->L[r]) : 0;
-		c->lat_us = (float)(me < p->peer ? p->lat[r] : p->peer_lat[r]);
 		snprintf(c->why, sizeof(c->why), "%s", p->L[r].why);
 	}
 	close_links(net, p->L, p->nr);
 	free(p->L);
 	free(p);
+}
+
+/* ---- the worker -------------------------------------------------------------------------
+ *
+ * Everything that touches the plugin runs in a worker process forked before MPI_Init; the
+ * MPI rank (the supervisor) sends it one command per step and waits for the answer within
+ * the step's bound. A worker that dies (a crash in the RDMA stack, the OOM killer) or
+ * outlives its bound (a hang: it is killed) leaves its supervisor alive: it goes on with the
+ * collectives of every later round, so the other ranks finish, and the report names the
+ * rank, the round and how its worker ended; its pairs from then on are PF_PEER_DIED.
+ */
+enum pf_cmd {
+	PF_CMD_DISCOVER = 1, /* -> rank */
+	PF_CMD_LISTEN,	     /* nr -> handles */
+	PF_CMD_BEGIN,	     /* round, me, peer, nr, handles -> v (latency, us) */
+	PF_CMD_BURST,	     /* sending, receiving -> left */
+	PF_CMD_DRAIN,	     /* sending, left (the peer's) */
+	PF_CMD_AGAIN,	     /* -> v (the smaller latency of the two passes) */
+	PF_CMD_END,	     /* -> cells */
+	PF_CMD_UNLISTEN,
+	PF_CMD_QUIT,
+};
+
+struct pf_msg {
+	int cmd, round, me, peer, nr;
+	bool sending, receiving;
+	long left[PF_MAX_RAILS], mine[PF_MAX_RAILS];
+	double v[PF_MAX_RAILS];
+	char handles[PF_MAX_RAILS][RB_NET_HANDLE_BYTES];
+	struct pf_rank rank;
+	struct pf_cell cells[PF_MAX_RAILS];
+};
+
+/*
+ * RN_PREFLIGHT_TEST_DIE=ROUND[:hang]: the worker kills itself with SIGKILL (or hangs)
+ * when the first burst of that round (1-based) starts. The test of a rank lost mid-check.
+ */
+static void test_die(int round)
+{
+	const char *e = getenv("RN_PREFLIGHT_TEST_DIE");
+	char *end = NULL;
+	long r;
+
+	if (!e || !*e)
+		return;
+	r = strtol(e, &end, 10);
+	if (r != round + 1 || (*end && strcmp(end, ":hang")))
+		return;
+	if (*end)
+		for (;;)
+			pause();
+	raise(SIGKILL);
+}
+
+static void worker_main(int fd, const struct pf_opts *o, bool ok)
+{
+	struct rb_net net = { 0 };
+	void *lcomm[PF_MAX_RAILS] = { 0 };
+	struct pf_pair *p = NULL;
+	struct pf_msg *m = malloc(sizeof(*m));
+	int nlisten = 0;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL); /* the supervisor's end is ours */
+	if (getppid() == 1 || !m)
+		_exit(0);
+	while (recv(fd, m, sizeof(*m), 0) == (ssize_t)sizeof(*m)) {
+		char err[512];
+
+		switch (m->cmd) {
+		case PF_CMD_DISCOVER:
+			memset(&m->rank, 0, sizeof(m->rank));
+			if (o->netns && rb_net_join_netns(o->netns, err, sizeof(err))) {
+				m->rank.err = 1;
+				snprintf(m->rank.why, sizeof(m->rank.why), "%.90s", err);
+			} else if (ok) {
+				discover(&net, o, &m->rank);
+			}
+			break;
+		case PF_CMD_LISTEN:
+			memset(m->handles, 0, sizeof(m->handles));
+			nlisten = m->nr;
+			/* fresh listeners each round: a late connection of an earlier round's
+			 * partner cannot be taken for this one's */
+			for (int r = 0; r < nlisten; r++)
+				if (rb_net_listen(&net, r, m->handles[r], &lcomm[r]))
+					lcomm[r] = NULL;
+			break;
+		case PF_CMD_BEGIN:
+			memset(m->v, 0, sizeof(m->v));
+			p = pair_begin(&net, o, m->round, m->me, m->peer, m->nr, lcomm, m->handles,
+				       m->v);
+			break;
+		case PF_CMD_BURST:
+			test_die(m->round);
+			memset(m->left, 0, sizeof(m->left));
+			if (p) {
+				phase_burst(&net, p->L, p->nr, o, m->sending, m->receiving);
+				burst_left(p->L, p->nr, m->sending, m->left);
+			}
+			break;
+		case PF_CMD_DRAIN:
+			if (p)
+				burst_drain(&net, p->L, p->nr, m->sending, m->mine, m->left,
+					    now_s() + o->timeout_s);
+			break;
+		case PF_CMD_AGAIN:
+			memset(m->v, 0, sizeof(m->v));
+			if (p)
+				pair_again(&net, o, p, m->me, m->v);
+			break;
+		case PF_CMD_END:
+			memset(m->cells, 0, sizeof(m->cells));
+			for (int r = 0; r < m->nr; r++) {
+				m->cells[r].status = PF_FAILED;
+				snprintf(m->cells[r].why, sizeof(m->cells[r].why),
+					 "out of memory for the pair");
+			}
+			if (p)
+				pair_end(&net, p, m->cells);
+			p = NULL;
+			break;
+		case PF_CMD_UNLISTEN:
+			for (int r = 0; r < nlisten; r++)
+				if (lcomm[r])
+					rb_net_close_listen(&net, lcomm[r]);
+			memset(lcomm, 0, sizeof(lcomm));
+			nlisten = 0;
+			break;
+		default:
+			if (net.inited || net.lib)
+				rb_net_close(&net);
+			_exit(0);
+		}
+		if (send(fd, m, sizeof(*m), MSG_NOSIGNAL) != (ssize_t)sizeof(*m))
+			break;
+	}
+	_exit(0);
+}
+
+/* The supervisor's side: the worker's pid and socket, and how it ended (if it did). */
+struct pf_worker {
+	pid_t pid;
+	int fd;
+	bool alive;
+	int died;	      /* the round (1-based) it ended in; 0 while alive */
+	char why[PF_WHY_LEN]; /* "was killed by signal 9 during the bandwidth burst" */
+};
+
+static const char *cmd_name(int cmd)
+{
+	switch (cmd) {
+	case PF_CMD_DISCOVER:
+		return "discovery";
+	case PF_CMD_LISTEN:
+	case PF_CMD_UNLISTEN:
+		return "listening";
+	case PF_CMD_BEGIN:
+		return "connection, round trips and pattern";
+	case PF_CMD_BURST:
+	case PF_CMD_DRAIN:
+		return "the bandwidth burst";
+	default:
+		return "the second round trips";
+	}
+}
+
+/*
+ * One step: m to the worker, its answer back into m within bound_s. 0, or -1 when the worker
+ * is gone (now or before): then m is left as sent and w says how it ended.
+ */
+static int rpc(struct pf_worker *w, struct pf_msg *m, double bound_s, int round)
+{
+	struct pollfd pfd = { .fd = w->fd, .events = POLLIN };
+	int cmd = m->cmd, st = 0, r = 0;
+	double deadline = now_s() + bound_s;
+	ssize_t n = -1;
+
+	if (!w->alive)
+		return -1;
+	if (send(w->fd, m, sizeof(*m), MSG_NOSIGNAL) == (ssize_t)sizeof(*m)) {
+		while ((r = poll(&pfd, 1, (int)((deadline - now_s()) * 1000) + 1)) < 0 &&
+		       errno == EINTR)
+			;
+		if (r > 0)
+			n = recv(w->fd, m, sizeof(*m), 0);
+	}
+	if (n == (ssize_t)sizeof(*m))
+		return 0;
+	w->alive = false;
+	w->died = round + 1;
+	if (r == 0) { /* no answer within the bound: a hang */
+		kill(w->pid, SIGKILL);
+		waitpid(w->pid, &st, 0);
+		snprintf(w->why, sizeof(w->why), "hung in %s for %.0f s and was killed",
+			 cmd_name(cmd), bound_s);
+	} else {
+		waitpid(w->pid, &st, 0);
+		if (WIFSIGNALED(st))
+			snprintf(w->why, sizeof(w->why), "was killed by signal %d during %s",
+				 WTERMSIG(st), cmd_name(cmd));
+		else
+			snprintf(w->why, sizeof(w->why), "exited (status %d) during %s",
+				 WIFEXITED(st) ? WEXITSTATUS(st) : -1, cmd_name(cmd));
+	}
+	close(w->fd);
+	w->fd = -1;
+	return -1;
+}
+
+/* What a pair's supervisors swap after each step: whether the worker lives, and numbers. */
+struct pf_xchg {
+	int alive;
+	long left[PF_MAX_RAILS];
+	double v[PF_MAX_RAILS];
+};
+
+static void xchg(const struct pf_xchg *mine, struct pf_xchg *theirs, int peer, int tag)
+{
+	MPI_Sendrecv(mine, sizeof(*mine), MPI_BYTE, peer, tag, theirs, sizeof(*theirs), MPI_BYTE,
+		     peer, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 }
 
 static int render_heatmap(const struct pf_run *run, const char *png)
@@ -825,19 +1050,81 @@ static int render_heatmap(const struct pf_run *run, const char *png)
 	return rc ? -1 : 0;
 }
 
+/* The worker told to leave, and reaped (killed after 10 s). */
+static void worker_quit(struct pf_worker *w, struct pf_msg *m)
+{
+	if (w->fd >= 0) {
+		m->cmd = PF_CMD_QUIT;
+		(void)!send(w->fd, m, sizeof(*m), MSG_NOSIGNAL);
+		close(w->fd);
+		w->fd = -1;
+	}
+	if (w->pid > 0) {
+		double deadline = now_s() + 10;
+
+		while (waitpid(w->pid, NULL, WNOHANG) == 0) {
+			if (now_s() > deadline) {
+				kill(w->pid, SIGKILL);
+				waitpid(w->pid, NULL, 0);
+				break;
+			}
+			usleep(10000);
+		}
+		w->pid = 0;
+	}
+}
+
+/* A rank's listeners for a round, and whether its worker still lives. */
+struct pf_rinfo {
+	int alive;
+	char handles[PF_MAX_RAILS][RB_NET_HANDLE_BYTES];
+};
+
+/* The cells of a pair that a dead worker ended: PF_PEER_DIED, saying whose. */
+static void cells_died(struct pf_cell *c, int nr, bool mine_dead, int peer)
+{
+	for (int r = 0; r < nr; r++) {
+		c[r].status = PF_PEER_DIED;
+		c[r].gbps = 0;
+		if (mine_dead)
+			snprintf(c[r].why, sizeof(c[r].why), "this rank's worker died");
+		else
+			snprintf(c[r].why, sizeof(c[r].why), "rank %d's worker died", peer);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct pf_opts o;
 	struct pf_rank me = { 0 }, *ranks = NULL;
-	struct rb_net net = { 0 };
-	int rank, n, rc = 0, nr, all_err = 1, ref;
+	struct pf_worker wk = { .fd = -1 };
+	struct pf_msg *m = calloc(1, sizeof(*m));
+	int rank, n, rc, nr, all_err = 1, ref, sv[2];
 	char err[512] = "";
 	double t0;
 
+	/* the worker first, before MPI_Init: it never touches MPI, and forking an MPI process
+	 * (registered memory, progress threads) is not safe */
+	rc = parse(argc, argv, &o, err, sizeof(err));
+	if (!rc && m && !socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
+		wk.pid = fork();
+		if (wk.pid == 0) {
+			close(sv[0]);
+			worker_main(sv[1], &o, true);
+		}
+		close(sv[1]);
+		if (wk.pid > 0) {
+			wk.fd = sv[0];
+			wk.alive = true;
+		} else {
+			close(sv[0]);
+		}
+	}
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &n);
-	rc = parse(argc, argv, &o, err, sizeof(err));
+	if (!m)
+		MPI_Abort(MPI_COMM_WORLD, 3);
 	if (!rc && n < 2) {
 		snprintf(err, sizeof(err), "%d rank: a preflight needs 2 or more (one per pod)", n);
 		rc = 2;
@@ -851,16 +1138,22 @@ int main(int argc, char **argv)
 	if (rc) {
 		if (rc == 2 && rank == 0)
 			fprintf(stderr, "railnet-preflight: %s\n", err);
+		worker_quit(&wk, m);
 		MPI_Finalize();
 		return rc == 1 ? 0 : rc;
 	}
-	if (o.netns && rb_net_join_netns(o.netns, err, sizeof(err))) {
-		me.err = 1;
-		snprintf(me.why, sizeof(me.why), "%.90s", err);
-	}
 	t0 = now_s();
-	if (!me.err)
-		discover(&net, &o, &me);
+	gethostname(me.host, sizeof(me.host) - 1);
+	m->cmd = PF_CMD_DISCOVER;
+	if (!wk.alive) {
+		me.err = 1;
+		snprintf(me.why, sizeof(me.why), "its worker process could not be started");
+	} else if (rpc(&wk, m, 60 + o.timeout_s, -1)) {
+		me.err = 1;
+		snprintf(me.why, sizeof(me.why), "its worker %.80s", wk.why);
+	} else {
+		me = m->rank;
+	}
 	ranks = calloc((size_t)n, sizeof(*ranks));
 	if (!ranks)
 		MPI_Abort(MPI_COMM_WORLD, 3);
@@ -872,55 +1165,101 @@ int main(int argc, char **argv)
 		;
 	nr = ranks[ref].nrails;
 	{
-		size_t ncell = (size_t)n * (size_t)(nr ? nr : 1);
+		size_t nr1 = (size_t)(nr ? nr : 1), ncell = (size_t)n * nr1;
 		struct pf_cell *col = calloc(ncell, sizeof(*col)), *all = NULL, *cells = NULL;
-		char(*handles)[PF_MAX_RAILS][RB_NET_HANDLE_BYTES] =
-			calloc((size_t)n, sizeof(*handles));
-		void *lcomm[PF_MAX_RAILS] = { 0 };
+		struct pf_rinfo *infos = calloc((size_t)n, sizeof(*infos)), mine;
+		struct {
+			int died;
+			char why[PF_WHY_LEN];
+		} end = { 0 }, *ends = NULL;
 		int rounds = pf_rounds(n);
+		/* the bounds of the worker's steps: its own bounds (pf.h) and 5 s to spare */
+		double b_step = o.timeout_s + 5, b_burst = 4.0 * (double)o.burst_ms / 1000 + 5;
 
-		if (!col || !handles)
+		if (!col || !infos)
 			MPI_Abort(MPI_COMM_WORLD, 3);
 		for (int t = 0; t < rounds; t++) {
 			int peer = pf_partner(n, t, rank);
 			int common = peer < 0			      ? 0
 				     : me.nrails < ranks[peer].nrails ? me.nrails
 								      : ranks[peer].nrails;
-			char mine[PF_MAX_RAILS][RB_NET_HANDLE_BYTES];
 
-			memset(mine, 0, sizeof(mine));
 			if (common > nr)
 				common = nr;
 			if (me.err || (peer >= 0 && ranks[peer].err))
 				common = 0;
-			/* fresh listeners each round: a late connection of an earlier round's
-			 * partner cannot be taken for this one's */
-			for (int r = 0; r < common; r++)
-				if (rb_net_listen(&net, r, mine[r], &lcomm[r]))
-					lcomm[r] = NULL;
-			MPI_Allgather(mine, sizeof(mine), MPI_BYTE, handles, sizeof(mine), MPI_BYTE,
+			memset(&mine, 0, sizeof(mine));
+			m->cmd = PF_CMD_LISTEN;
+			m->nr = common;
+			if (common && !rpc(&wk, m, b_step, t))
+				memcpy(mine.handles, m->handles, sizeof(mine.handles));
+			mine.alive = wk.alive;
+			MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, infos, sizeof(mine), MPI_BYTE,
 				      MPI_COMM_WORLD);
 			if (peer >= 0) {
-				struct pf_cell *c = &col[(size_t)peer * (size_t)(nr ? nr : 1)];
-				struct pf_pair *p = NULL;
-				bool lower = rank < peer;
+				struct pf_cell *c = &col[(size_t)peer * nr1];
+				/* both ranks of the pair know both flags: they decide alike */
+				bool lower = rank < peer,
+				     paired = common && infos[rank].alive && infos[peer].alive;
+				struct pf_xchg x, y;
 
-				if (common)
-					p = pair_begin(&net, &o, t, rank, peer, common, lcomm,
-						       handles[peer]);
-				/* the bursts: every pair's lower rank sends, then its higher */
-				MPI_Barrier(MPI_COMM_WORLD);
-				if (p) { /* the lower rank sends first */
-					phase_burst(&net, p->L, p->nr, &o, lower, !lower);
-					burst_drain(&net, p->L, p->nr, peer, lower,
-						    now_s() + o.timeout_s);
+				memset(&x, 0, sizeof(x));
+				memset(&y, 0, sizeof(y));
+				if (paired) {
+					m->cmd = PF_CMD_BEGIN;
+					m->round = t;
+					m->me = rank;
+					m->peer = peer;
+					m->nr = common;
+					memcpy(m->handles, infos[peer].handles, sizeof(m->handles));
+					rpc(&wk, m,
+					    (double)((common + 3) / 4 + common + 1) * o.timeout_s +
+						    5,
+					    t);
 				}
-				MPI_Barrier(MPI_COMM_WORLD);
-				if (p) {
-					phase_burst(&net, p->L, p->nr, &o, !lower, lower);
-					burst_drain(&net, p->L, p->nr, peer, !lower,
-						    now_s() + o.timeout_s);
-					pair_end(&net, &o, p, rank, c);
+				/* the bursts: every pair's lower rank sends, then its higher */
+				for (int half = 0; half < 2; half++) {
+					bool sending = half == 0 ? lower : !lower;
+
+					MPI_Barrier(MPI_COMM_WORLD);
+					if (!paired)
+						continue;
+					memset(x.left, 0, sizeof(x.left));
+					m->cmd = PF_CMD_BURST;
+					m->round = t;
+					m->sending = sending;
+					m->receiving = !sending;
+					if (!rpc(&wk, m, b_burst, t))
+						memcpy(x.left, m->left, sizeof(x.left));
+					x.alive = wk.alive;
+					xchg(&x, &y, peer, 3);
+					m->cmd = PF_CMD_DRAIN;
+					m->sending = sending;
+					memcpy(m->mine, x.left, sizeof(m->mine));
+					memcpy(m->left, y.left, sizeof(m->left));
+					rpc(&wk, m, b_step, t);
+				}
+				if (paired) {
+					m->cmd = PF_CMD_AGAIN;
+					m->me = rank;
+					memset(x.v, 0, sizeof(x.v));
+					if (!rpc(&wk, m, (double)common * o.timeout_s + 5, t))
+						memcpy(x.v, m->v, sizeof(x.v));
+					x.alive = wk.alive;
+					xchg(&x, &y, peer, 2);
+					m->cmd = PF_CMD_END;
+					m->nr = common;
+					if (!rpc(&wk, m, b_step, t))
+						memcpy(c, m->cells, sizeof(*c) * (size_t)common);
+					/* only the lower rank timed the round trips */
+					for (int r = 0; r < common; r++)
+						c[r].lat_us = (float)(lower ? x.v[r] : y.v[r]);
+					x.alive = wk.alive;
+					xchg(&x, &y, peer, 4);
+					if (!x.alive || !y.alive)
+						cells_died(c, common, !x.alive, peer);
+				} else if (common) {
+					cells_died(c, common, !infos[rank].alive, peer);
 				}
 				for (int r = common; r < nr; r++) {
 					c[r].status = me.err || ranks[peer].err ? PF_UNREACHABLE
@@ -934,21 +1273,33 @@ int main(int argc, char **argv)
 				MPI_Barrier(MPI_COMM_WORLD); /* a bye: the pairs' two bursts */
 				MPI_Barrier(MPI_COMM_WORLD);
 			}
-			for (int r = 0; r < common; r++)
-				if (lcomm[r])
-					rb_net_close_listen(&net, lcomm[r]);
-			memset(lcomm, 0, sizeof(lcomm));
+			m->cmd = PF_CMD_UNLISTEN;
+			m->nr = common;
+			if (common)
+				rpc(&wk, m, b_step, t);
 			MPI_Barrier(MPI_COMM_WORLD);
+		}
+		if (!me.err && !wk.alive) {
+			end.died = wk.died;
+			snprintf(end.why, sizeof(end.why), "%s", wk.why);
 		}
 		if (rank == 0) {
 			all = calloc((size_t)n * ncell, sizeof(*all));
 			cells = calloc((size_t)n * ncell, sizeof(*cells));
-			if (!all || !cells)
+			ends = calloc((size_t)n, sizeof(*ends));
+			if (!all || !cells || !ends)
 				MPI_Abort(MPI_COMM_WORLD, 3);
 		}
+		MPI_Gather(&end, sizeof(end), MPI_BYTE, ends, sizeof(end), MPI_BYTE, 0,
+			   MPI_COMM_WORLD);
 		MPI_Gather(col, (int)(ncell * sizeof(*col)), MPI_BYTE, all,
 			   (int)(ncell * sizeof(*col)), MPI_BYTE, 0, MPI_COMM_WORLD);
 		if (rank == 0) {
+			for (int x = 0; x < n; x++) {
+				ranks[x].died = ends[x].died;
+				snprintf(ranks[x].died_why, sizeof(ranks[x].died_why), "%s",
+					 ends[x].why);
+			}
 			/* all[to][from][rail] -> cells[from][to][rail] */
 			for (int to = 0; to < n; to++)
 				for (int from = 0; from < n; from++)
@@ -981,13 +1332,14 @@ int main(int argc, char **argv)
 		}
 		free(all);
 		free(cells);
+		free(ends);
 		free(col);
-		free(handles);
+		free(infos);
 	}
 	MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
-	if (net.inited || net.lib)
-		rb_net_close(&net);
+	worker_quit(&wk, m);
 	free(ranks);
+	free(m);
 	MPI_Finalize();
 	return rc;
 }
