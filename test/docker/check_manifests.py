@@ -692,9 +692,9 @@ def option(args, *names):
 
 def check_preflight(fname, d, bad):
     """A launcher that runs railnet-preflight runs one rank in every worker pod (-np = the
-    worker replicas, one per node) and names the plugin the workers got: the preflight's
-    built-in default is the image's build-tree path, which no pod has. True when it runs
-    railnet-preflight."""
+    worker replicas, one per node) from the workers' copy, and a --plugin, if it names one,
+    is the workers' copy too (without it, the preflight loads the plugin next to itself).
+    True when it runs railnet-preflight."""
     spec = d.get("spec", {}) or {}
     name = d.get("metadata", {}).get("name")
     reps = spec.get("mpiReplicaSpecs", {}) or {}
@@ -731,10 +731,7 @@ def check_preflight(fname, d, bad):
             bad(fname, "%s is not started one rank per worker pod (mpirun --npernode 1): "
                 "ranks that share a pod share its rails" % where)
         plugin = option(pf[1:], "--plugin")
-        if plugin is None:
-            bad(fname, "%s without --plugin: its default is the image's build-tree path, "
-                "which no pod has (every rank: the plugin did not load)" % where)
-        elif plugin_dir and plugin != "%s/%s" % (plugin_dir, PLUGIN_FILE):
+        if plugin is not None and plugin_dir and plugin != "%s/%s" % (plugin_dir, PLUGIN_FILE):
             bad(fname, "%s --plugin %s but the workers have the plugin at %s/%s"
                 % (where, plugin, plugin_dir, PLUGIN_FILE))
         if plugin_dir and not pf[0].startswith(plugin_dir + "/"):
@@ -863,9 +860,9 @@ def selftest(files, documented):
         ("preflight without --npernode 1", "railnet-preflight is not started one rank per "
          "worker pod",
          lambda fs: preflight(fs).__setitem__(preflight(fs).index("--npernode") + 1, "8")),
-        ("preflight without --plugin", "railnet-preflight without --plugin",
-         lambda fs: preflight(fs).__delitem__(slice(preflight(fs).index("--plugin"),
-                                                    preflight(fs).index("--plugin") + 2))),
+        ("preflight --plugin elsewhere", "but the workers have the plugin at",
+         lambda fs: preflight(fs).__setitem__(preflight(fs).index("--plugin") + 1,
+                                              "/src/build/libnccl-net-railnet.so")),
         ("no GPU toleration", "no toleration of the nvidia.com/gpu taint",
          lambda fs: worker(fs).pop("tolerations")),
         ("no anti-affinity", "no required podAntiAffinity on kubernetes.io/hostname",
