@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# railnet-preflight --heatmap under mpirun -np 4, one rank in each pod of
+# test/fixtures/preflight4.spec (as preflight.sh): the picture rank 0 draws with gnuplot is
+# checked by decoding the PNG (python3, standard library only):
+#   healthy   the fixture as it is: exit 0, a PNG of the size render_heatmap asks for
+#             (360 x 340 per rail's matrix, ceil(sqrt(rails)) matrices a row)
+#   slow      pod3's port on rail rb links at 2.5 Gb/s: exit 1, a PNG of that size in which
+#             rank 3's row of rail 1's matrix is "warm" (R > 180, B < 90): the palette runs
+#             red (0) -> yellow (half the top of the colour box) -> green, so the half-speed
+#             cells are yellow, not red (heatmap_check.py: thousands of warm pixels more than
+#             the healthy picture there, none elsewhere; one band in the matrix's bottom row)
+#   unwritable  --heatmap /proc/nonexistent/x.png on the healthy fabric: the run still ends
+#             (no hang, no crash) with exit 0 and its report, only the report on standard
+#             output, and "gnuplot could not draw" on stderr
+# Needs root (the namespaces), mpirun, python3 and gnuplot (with its pngcairo terminal), else
+# exit 77 with the reason. HEATMAP_KEEP=1 keeps the pictures, reports and the ranks' stderr in
+# the work folder it names.
+#   usage: heatmap.sh BUILD_DIR SOURCE_DIR
+set -u
+B=$1 S=$2
+BIN=$B/bin/railnet-preflight FAB=$B/bin/softverbs-fabric LIB=$B/softverbs/libibverbs.so.1
+PLUGIN=$B/libnccl-net-railnet.so SHIM=$S/bench/railnet-bench/in-pod.sh
+SPEC=$S/test/fixtures/preflight4.spec
+PODS=node0:pod0,node0:pod1,node1:pod2,node1:pod3
+# warm pixels the slow picture must have over the healthy one in rail 1's panel: a cell of
+# its 4 x 4 matrix is about 55 x 50 pixels; the 3 half-speed cells of rank 3's row add ~7,800
+MARGIN=${HEATMAP_MARGIN:-2000}
+command -v mpirun >/dev/null 2>&1 || { echo "SKIP: no mpirun on this machine"; exit 77; }
+command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 not found"; exit 77; }
+command -v gnuplot >/dev/null 2>&1 || { echo "SKIP: gnuplot not found (apt-get install gnuplot-nox)"; exit 77; }
+gnuplot -e 'set terminal pngcairo' >/dev/null 2>&1 ||
+	{ echo "SKIP: this gnuplot has no pngcairo terminal (Debian: gnuplot-nox has it)"; exit 77; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root: the pods are network namespaces"; exit 77; }
+for f in "$BIN" "$FAB" "$LIB" "$PLUGIN" "$SHIM" "$SPEC"; do
+	[ -e "$f" ] || { echo "FAIL: $f is not there (not built?)"; exit 1; }
+done
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# vader (shared memory) works across network namespaces; TCP between them would need routes
+export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+export OMPI_MCA_rmaps_base_oversubscribe=1
+export RAILNET_IBVERBS_LIB=$LIB
+unset NCCL_NET_PLUGIN RAILNET_STATS RAILNET_MERGE SOFTVERBS_RATE
+W=$(mktemp -d /tmp/rn-heatmap.XXXXXX)
+FX=
+# shellcheck disable=SC2317  # called by the EXIT trap
+cleanup() {
+	[ -z "$FX" ] || "$FAB" down "$FX" >/dev/null 2>&1
+	if [ -n "${HEATMAP_KEEP:-}" ]; then echo "kept: $W"; else rm -rf "$W"; fi
+}
+trap cleanup EXIT
+fails=0
+
+# fabric NAME SED-SCRIPT: the fixture edited by the sed script, built and brought up
+fabric() {
+	[ -z "$FX" ] || "$FAB" down "$FX" >/dev/null 2>&1
+	FX=$W/$1
+	sed "$2" "$SPEC" >"$W/$1.spec"
+	"$FAB" build "$W/$1.spec" "$FX" >/dev/null || { echo "FAIL: build $1.spec"; exit 1; }
+	if ! "$FAB" up "$FX" >"$W/up-$1.log" 2>&1; then
+		echo "SKIP: softverbs-fabric up failed (root and netns needed): $(tail -1 "$W/up-$1.log")"
+		[ $fails = 0 ] || exit 1 # an earlier case failed: that is the result
+		exit 77
+	fi
+}
+
+# run CASE PNG EXPECTED-RC PATTERN...: mpirun -np 4 with --heatmap PNG; the exit status and
+# each pattern in the report must match. Sets RC.
+run() {
+	local name=$1 png=$2 want=$3 log t0 p ok=1
+	shift 3
+	log=$W/$name.log
+	t0=$SECONDS
+	timeout 300 mpirun -np 4 "$SHIM" "$FX" 1 "$PODS" -- \
+		"$BIN" --plugin "$PLUGIN" --timeout 5 --burst-mb 64 --burst-ms 300 --heatmap "$png" \
+		>"$log" 2>"$log.err" <<<"" &
+	wait $!
+	RC=$?
+	[ "$RC" = "$want" ] || ok=0
+	for p in "$@"; do
+		grep -qF -- "$p" "$log" || { ok=0; echo "    missing: $p"; }
+	done
+	if [ $ok = 1 ]; then
+		echo "ok: $name ($((SECONDS - t0)) s): exit $RC"
+		grep -a -E '^  problem |^Verdict' "$log" | sed 's/^/    /'
+	else
+		echo "FAIL: $name: exit $RC (want $want)"
+		sed 's/^/    /' "$log" | tail -40
+		tail -20 "$log.err" | sed 's/^/    err: /'
+		fails=$((fails + 1))
+	fi
+}
+
+fabric healthy ''
+run healthy "$W/healthy.png" 0 "Verdict: FIT" "4 ranks, 2 rail(s), 3 round(s)"
+nrails=$(grep -o '[0-9]* rail(s)' "$W/healthy.log" | head -1 | cut -d' ' -f1)
+
+# gnuplot cannot open the output: the report and the exit status are the run's, one line says so
+bad=/proc/nonexistent/x.png
+run unwritable "$bad" 0 "Verdict: FIT"
+if grep -qF "railnet-preflight: gnuplot could not draw $bad" "$W/unwritable.log.err"; then
+	echo "ok: unwritable: \"gnuplot could not draw $bad\" on stderr"
+else
+	echo "FAIL: unwritable: no \"gnuplot could not draw $bad\" on stderr"
+	tail -20 "$W/unwritable.log.err" | sed 's/^/    err: /'
+	fails=$((fails + 1))
+fi
+# gnuplot, its output not changed, would draw to its standard output: rank 0's, the report's
+if LC_ALL=C grep -q $'\x89PNG' "$W/unwritable.log" ||
+	[ "$(tail -1 "$W/unwritable.log")" != "Verdict: FIT" ]; then
+	echo "FAIL: unwritable: standard output is not only the report (gnuplot's PNG in it?):"
+	off=$(LC_ALL=C grep -a -b -o $'\x89PNG' "$W/unwritable.log" | head -1 | cut -d: -f1)
+	if [ -n "$off" ]; then
+		echo "    a PNG starts at byte $off of $(wc -c <"$W/unwritable.log"), after the line" \
+			"\"$(head -c "$off" "$W/unwritable.log" | tail -1)\""
+	else
+		tail -3 "$W/unwritable.log" | cat -v | sed 's/^/    /'
+	fi
+	fails=$((fails + 1))
+fi
+
+# node1's mlx5_3 is pod3's port on rail rb
+fabric slow '/^node node1/,$ s/rate="5 Gb\/sec (1X DDR)" netdev=rdma3/rate="2.5 Gb\/sec (1X SDR)" netdev=rdma3/'
+run slow "$W/slow.png" 1 "rank 3 (" "rail 1 (mlx5_3): slow link sending"
+
+# the pictures: their size, and the slow cell in rail 1's matrix, rank 3's row
+python3 "$S/test/preflight/heatmap_check.py" "$W/healthy.png" "$W/slow.png" "${nrails:-0}" 1 \
+	"$MARGIN" || fails=$((fails + 1))
+echo "$fails failed"
+[ $fails = 0 ]
