@@ -401,6 +401,19 @@ static void test_died(void **state)
 	assert_int_equal(judge(&run, buf), 1);
 	assert_non_null(strstr(buf, "rank 2 (pod2): its preflight worker was killed by signal 9 "
 				    "in round 2"));
+	{
+		char *out = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&out, &len);
+
+		assert_non_null(f);
+		pf_print_json(f, &run, buf, 1);
+		fclose(f);
+		assert_non_null(strstr(out, "\"workers_died\":[{\"rank\":2,\"round\":2,\"how\":"
+					    "\"was killed by signal 9\"}]"));
+		assert_non_null(strstr(out, "\"status\":\"died\""));
+		free(out);
+	}
 }
 
 int main(void)

@@ -478,10 +478,14 @@ void pf_print_text(FILE *o, const struct pf_run *r, const char *problems, int np
 {
 	fprintf(o, "railnet-preflight: %d ranks, %d rail(s), %d round(s), %.1f s\n", r->nranks,
 		r->nrails, r->rounds, r->seconds);
-	for (int x = 0; x < r->nranks; x++)
-		fprintf(o, "  rank %d  %s  %d rail(s)%s%s\n", x, rank_host(r, x),
-			r->ranks[x].nrails, r->ranks[x].err ? ": " : "",
-			r->ranks[x].err ? r->ranks[x].why : "");
+	for (int x = 0; x < r->nranks; x++) {
+		fprintf(o, "  rank %d  %s  %d rail(s)%s%s", x, rank_host(r, x), r->ranks[x].nrails,
+			r->ranks[x].err ? ": " : "", r->ranks[x].err ? r->ranks[x].why : "");
+		if (r->ranks[x].died)
+			fprintf(o, ": its worker %s in round %d", r->ranks[x].died_why,
+				r->ranks[x].died);
+		fputc('\n', o);
+	}
 	for (int rail = 0; rail < r->nrails; rail++) {
 		const struct pf_rail *ri = &r->ranks[r->ref].rail[rail];
 
@@ -554,6 +558,16 @@ void pf_print_json(FILE *o, const struct pf_run *r, const char *problems, int np
 			fputc('}', o);
 		}
 		fputc(']', o);
+	}
+	fputs("],\"workers_died\":[", o);
+	for (int x = 0, first = 1; x < r->nranks; x++) {
+		if (!r->ranks[x].died)
+			continue;
+		fprintf(o, "%s{\"rank\":%d,\"round\":%d,\"how\":", first ? "" : ",", x,
+			r->ranks[x].died);
+		rn_json_str(o, r->ranks[x].died_why);
+		fputc('}', o);
+		first = 0;
 	}
 	fputs("],\"rail_names\":[", o);
 	for (int i = 0; i < r->nrails; i++) {

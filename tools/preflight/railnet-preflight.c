@@ -842,7 +842,7 @@ static void test_die(int round)
 	raise(SIGKILL);
 }
 
-static void worker_main(int fd, const struct pf_opts *o, bool ok)
+static void worker_main(int fd, const struct pf_opts *o, pid_t parent)
 {
 	struct rb_net net = { 0 };
 	void *lcomm[PF_MAX_RAILS] = { 0 };
@@ -851,7 +851,7 @@ static void worker_main(int fd, const struct pf_opts *o, bool ok)
 	int nlisten = 0;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL); /* the supervisor's end is ours */
-	if (getppid() == 1 || !m)
+	if (getppid() != parent || !m)	  /* it ended before the line above */
 		_exit(0);
 	while (recv(fd, m, sizeof(*m), 0) == (ssize_t)sizeof(*m)) {
 		char err[512];
@@ -862,7 +862,7 @@ static void worker_main(int fd, const struct pf_opts *o, bool ok)
 			if (o->netns && rb_net_join_netns(o->netns, err, sizeof(err))) {
 				m->rank.err = 1;
 				snprintf(m->rank.why, sizeof(m->rank.why), "%.90s", err);
-			} else if (ok) {
+			} else {
 				discover(&net, o, &m->rank);
 			}
 			break;
@@ -961,16 +961,18 @@ static const char *cmd_name(int cmd)
 static int rpc(struct pf_worker *w, struct pf_msg *m, double bound_s, int round)
 {
 	struct pollfd pfd = { .fd = w->fd, .events = POLLIN };
-	int cmd = m->cmd, st = 0, r = 0;
+	int cmd = m->cmd, st = 0, r = 1;
 	double deadline = now_s() + bound_s;
 	ssize_t n = -1;
 
 	if (!w->alive)
 		return -1;
 	if (send(w->fd, m, sizeof(*m), MSG_NOSIGNAL) == (ssize_t)sizeof(*m)) {
-		while ((r = poll(&pfd, 1, (int)((deadline - now_s()) * 1000) + 1)) < 0 &&
-		       errno == EINTR)
-			;
+		do {
+			double left = deadline - now_s();
+
+			r = poll(&pfd, 1, left > 0 ? (int)(left * 1000) + 1 : 0);
+		} while (r < 0 && errno == EINTR);
 		if (r > 0)
 			n = recv(w->fd, m, sizeof(*m), 0);
 	}
@@ -978,7 +980,7 @@ static int rpc(struct pf_worker *w, struct pf_msg *m, double bound_s, int round)
 		return 0;
 	w->alive = false;
 	w->died = round + 1;
-	if (r == 0) { /* no answer within the bound: a hang */
+	if (r == 0) { /* sent, and no answer within the bound: a hang */
 		kill(w->pid, SIGKILL);
 		waitpid(w->pid, &st, 0);
 		snprintf(w->why, sizeof(w->why), "hung in %s for %.0f s and was killed",
@@ -1107,10 +1109,12 @@ int main(int argc, char **argv)
 	 * (registered memory, progress threads) is not safe */
 	rc = parse(argc, argv, &o, err, sizeof(err));
 	if (!rc && m && !socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
+		pid_t self = getpid();
+
 		wk.pid = fork();
 		if (wk.pid == 0) {
 			close(sv[0]);
-			worker_main(sv[1], &o, true);
+			worker_main(sv[1], &o, self);
 		}
 		close(sv[1]);
 		if (wk.pid > 0) {
