@@ -1025,7 +1025,8 @@ static int render_heatmap(const struct pf_run *run, const char *png)
 	while (cols * cols < run->nrails)
 		cols++;
 	rows = (run->nrails + cols - 1) / cols;
-	g = popen("gnuplot", "w");
+	/* its standard output is the report's: a PNG it cannot write must not land there */
+	g = popen("exec gnuplot >/dev/null", "w");
 	if (!g) {
 		unlink(data);
 		return -1;
@@ -1044,8 +1045,9 @@ static int render_heatmap(const struct pf_run *run, const char *png)
 		"unset key\n",
 		run->nranks - 1, run->nranks - 1);
 	for (int r = 0; r < run->nrails; r++)
-		fprintf(g, "set title 'rail %d %s'\nplot '%s' index %d matrix with image\n", r,
-			run->ranks[run->ref].rail[r].name, data, r);
+		fprintf(g,
+			"set title 'rail %d %s' noenhanced\nplot '%s' index %d matrix with image\n",
+			r, run->ranks[run->ref].rail[r].name, data, r);
 	fprintf(g, "unset multiplot\n");
 	rc = pclose(g);
 	unlink(data);
