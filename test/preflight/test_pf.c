@@ -386,6 +386,26 @@ static void test_large_lost(void **state)
 				    "crossed): an MTU mismatch on the path between them"));
 }
 
+/* A pair slow on every rail at once: the two hosts, said once (not once per rail). */
+static void test_host_slow(void **state)
+{
+	struct pf_run run = healthy();
+	char buf[8192];
+
+	(void)state;
+	at(0, 2, 0)->gbps = 0.3f;
+	at(0, 2, 1)->gbps = 0.3f;
+	assert_int_equal(judge(&run, buf), 1);
+	assert_non_null(
+		strstr(buf, "rank 0 (pod0) to rank 2 (pod2): slow on 2 of 2 rails at once"));
+	assert_non_null(strstr(buf, "the two hosts during their round"));
+	/* one rail only: that rail's pair */
+	run = healthy();
+	at(0, 2, 1)->gbps = 0.3f;
+	assert_int_equal(judge(&run, buf), 1);
+	assert_non_null(strstr(buf, "rail 1 (mlx5_1): rank 0 (pod0) to rank 2 (pod2): slow"));
+}
+
 /* A worker that died in round 2: said once; its died cells accuse no one else. */
 static void test_died(void **state)
 {
@@ -428,6 +448,7 @@ int main(void)
 		cmocka_unit_test(test_json),	     cmocka_unit_test(test_gid_not_routable),
 		cmocka_unit_test(test_gid_pair),     cmocka_unit_test(test_mtu_mismatch),
 		cmocka_unit_test(test_large_lost),   cmocka_unit_test(test_died),
+		cmocka_unit_test(test_host_slow),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -56,6 +56,8 @@
 #define PF_SLOW_OF_MEDIAN 0.70	    /* a rank: every one of its cells (or its sends, receives) */
 #define PF_SLOW_PAIR_OF_MEDIAN 0.50 /* one pair alone: further off, as noise hits single pairs */
 #define PF_HIGH_LAT_OF_MEDIAN 3.0
+/* a pair slow (PF_SLOW_PAIR_OF_MEDIAN) on this share of its rails at once: the hosts, not a link */
+#define PF_HOST_SLOW_OF_RAILS 0.75
 /* and at least this much above it: retransmissions and pause frames cost milliseconds, while
  * a node whose CPUs are shared (pods of a node, busy NIC threads) delays round trips by up to
  * a scheduler tick (4 ms at HZ=250) without anything wrong with the rail */

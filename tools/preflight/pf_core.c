@@ -334,7 +334,7 @@ static void pair_problem(struct pf_out *o, const struct pf_run *r, int a, int b,
  * left are named per pair.
  */
 static void judge_kind(struct pf_out *o, const struct pf_run *r, int rail, enum pf_kind k,
-		       float med_bw, float med_lat)
+		       float med_bw, float med_lat, const bool *host_slow)
 {
 	int n = r->nranks;
 	bool *said = calloc((size_t)n * (size_t)n, sizeof(bool));
@@ -380,7 +380,7 @@ static void judge_kind(struct pf_out *o, const struct pf_run *r, int rail, enum 
 
 			if (a == b || said[a * n + b] || r->ranks[a].err || r->ranks[b].err ||
 			    !is_bad(c, k, med_bw, med_lat) ||
-			    (k == PF_K_SLOW && !pair_slow(c, med_bw)))
+			    (k == PF_K_SLOW && (!pair_slow(c, med_bw) || host_slow[a * n + b])))
 				continue;
 			/* a pair whose both directions are bad is said once (unreachable, latency) */
 			if ((k == PF_K_UNREACH || k == PF_K_LAT) && b < a &&
@@ -415,9 +415,54 @@ static void judge_mtu(struct pf_out *o, const struct pf_run *r, int rail)
 	}
 }
 
+/*
+ * A pair slow on most of its rails at once (PF_HOST_SLOW_OF_RAILS of them, two at least) is
+ * said once, as the two hosts' problem: all rails of a pair run in the same round, so what
+ * slows every one of them is on the hosts (a CPU, PCIe or memory busy during that round), not
+ * on a link. host_slow[a * n + b] is set for such a pair, whose cells judge_kind then skips.
+ */
+static void judge_host_slow(struct pf_out *o, const struct pf_run *r, const float *med,
+			    bool *host_slow)
+{
+	int n = r->nranks;
+
+	for (int a = 0; a < n; a++)
+		for (int b = 0; b < n; b++) {
+			int slow = 0, judged = 0;
+			double got = 0, ref = 0;
+
+			if (a == b || r->ranks[a].err || r->ranks[b].err)
+				continue;
+			for (int rail = 0; rail < r->nrails; rail++) {
+				const struct pf_cell *c = pf_cell_at(r, a, b, rail);
+
+				if (c->status != PF_OK || med[rail] <= 0)
+					continue;
+				judged++;
+				if (pair_slow(c, med[rail])) {
+					slow++;
+					got += c->gbps;
+					ref += med[rail];
+				}
+			}
+			if (slow < 2 || slow < PF_HOST_SLOW_OF_RAILS * judged)
+				continue;
+			host_slow[a * n + b] = true;
+			say(o,
+			    "rank %d (%s) to rank %d (%s): slow on %d of %d rails at once, %.2f "
+			    "GB/s "
+			    "against the rails' median %.2f GB/s: the two hosts during their round "
+			    "(a CPU, PCIe or memory busy), not one link\n",
+			    a, rank_host(r, a), b, rank_host(r, b), slow, judged, got / slow,
+			    ref / slow);
+		}
+}
+
 int pf_judge(const struct pf_run *r, char *buf, size_t len)
 {
 	struct pf_out o = { buf, len, 0, 0 };
+	bool *host_slow = calloc((size_t)r->nranks * (size_t)r->nranks + 1, sizeof(bool));
+	float *med = calloc((size_t)r->nrails + 1, sizeof(float));
 
 	if (len)
 		buf[0] = '\0';
@@ -445,17 +490,26 @@ int pf_judge(const struct pf_run *r, char *buf, size_t len)
 			    x, rank_host(r, x), k->nrails, r->ref, rank_host(r, r->ref),
 			    r->ranks[r->ref].nrails);
 	}
+	if (!host_slow || !med) {
+		free(host_slow);
+		free(med);
+		say(&o, "out of memory: the verdict is incomplete\n");
+		return o.n;
+	}
+	/* slow and high-latency cells need peers to compare with: PF_MIN_PEERS OK cells */
+	for (int rail = 0; rail < r->nrails; rail++)
+		med[rail] = rail_ok(r, rail) < PF_MIN_PEERS ? 0 : rail_median(r, rail, false);
+	if (r->nrails >= 2)
+		judge_host_slow(&o, r, med, host_slow);
 	for (int rail = 0; rail < r->nrails; rail++) {
-		float mb = rail_median(r, rail, false), ml = rail_median(r, rail, true);
-
-		/* slow and high-latency cells need peers to compare with: PF_MIN_PEERS OK cells */
-		if (rail_ok(r, rail) < PF_MIN_PEERS)
-			mb = ml = 0;
+		float ml = med[rail] > 0 ? rail_median(r, rail, true) : 0;
 
 		for (int k = PF_K_UNREACH; k <= PF_K_LAT; k++)
-			judge_kind(&o, r, rail, (enum pf_kind)k, mb, ml);
+			judge_kind(&o, r, rail, (enum pf_kind)k, med[rail], ml, host_slow);
 		judge_mtu(&o, r, rail);
 	}
+	free(host_slow);
+	free(med);
 	return o.n;
 }
 

@@ -74,6 +74,38 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/*
+ * The pause of a wait loop whose last pass moved nothing: a yield for the first PF_SPIN_S of
+ * the wait, then a sleep that doubles from PF_NAP_MIN_US to PF_NAP_MAX_US. A rank shares its
+ * node's CPUs with the NIC's progress (softverbs' NIC threads, one per device and process;
+ * the kernel's packet processing) and with the node's other pods: a wait that spins, or
+ * wakes every few microseconds, takes the CPU its own transfer needs (16 ranks x 16 rails on
+ * 2 CPUs: TCP handshakes of the emulated NICs waited seconds for their turn). A NIC's round
+ * trip of a few microseconds ends inside the spin, so the latency measured is not the
+ * sleep's. idle is 0 at the start of a wait and after each pass that moved something.
+ */
+#define PF_SPIN_S 200e-6
+#define PF_NAP_MIN_US 50
+#define PF_NAP_MAX_US 1000
+
+static void pf_pause(double *idle)
+{
+	double now = now_s(), waited;
+	long nap = PF_NAP_MIN_US;
+
+	if (*idle == 0)
+		*idle = now;
+	waited = now - *idle;
+	if (waited < PF_SPIN_S) {
+		sched_yield();
+		return;
+	}
+	/* about a tenth of the time waited so far, within the bounds */
+	while (nap < PF_NAP_MAX_US && nap * 1e-6 < waited / 10)
+		nap *= 2;
+	usleep((useconds_t)(nap < PF_NAP_MAX_US ? nap : PF_NAP_MAX_US));
+}
+
 static int usage(FILE *o)
 {
 	fprintf(o,
@@ -330,6 +362,7 @@ static void link_fail(struct pf_link *l, int status, const char *what, int rc)
 /* Waits for req (polling) until deadline; 1 done, 0 not done by then, -1 error. */
 static int wait_req(struct rb_net *net, void *req, double deadline, size_t *size, int *rc)
 {
+	double idle = 0;
 	int done = 0;
 
 	while (!done) {
@@ -339,7 +372,7 @@ static int wait_req(struct rb_net *net, void *req, double deadline, size_t *size
 		if (!done && now_s() > deadline)
 			return 0;
 		if (!done)
-			sched_yield(); /* ranks may share CPUs (pods of a node, NIC threads) */
+			pf_pause(&idle);
 	}
 	return 1;
 }
@@ -352,6 +385,7 @@ static int wait_req(struct rb_net *net, void *req, double deadline, size_t *size
 static int post_until(struct rb_net *net, bool send, void *comm, void *buf, size_t n, void *mh,
 		      double deadline, void **req)
 {
+	double idle = 0;
 	int rc = 0;
 
 	*req = NULL;
@@ -359,7 +393,7 @@ static int post_until(struct rb_net *net, bool send, void *comm, void *buf, size
 				    : rb_net_irecv(net, comm, buf, n, PF_TAG, mh, req))) {
 		if (*req || now_s() > deadline)
 			break;
-		sched_yield();
+		pf_pause(&idle);
 	}
 	return rc;
 }
@@ -377,11 +411,15 @@ static void phase_connect(struct rb_net *net, struct pf_link *L, int nr, void **
 {
 	/* each batch its own bound: a rail that never connects does not starve the next ones */
 	for (int b = 0; b < nr; b += PF_CONNECT_BATCH) {
-		double deadline = now_s() + timeout_s;
+		double deadline = now_s() + timeout_s, idle = 0;
 
-		for (int left = 1; left > 0 && now_s() < deadline;) {
+		for (int left = 1, had = -1; left > 0 && now_s() < deadline;) {
+			if (left == had) /* the last pass established nothing */
+				pf_pause(&idle);
+			else
+				idle = 0;
+			had = left;
 			left = 0;
-			sched_yield();
 			for (int r = b; r < nr && r < b + PF_CONNECT_BATCH; r++) {
 				struct pf_link *l = &L[r];
 				int rc;
@@ -439,7 +477,8 @@ static void phase_pattern(struct rb_net *net, struct pf_link *L, int nr, int rou
 	bool sent[PF_MAX_RAILS] = { 0 }, recvd[PF_MAX_RAILS] = { 0 };
 	size_t got[PF_MAX_RAILS] = { 0 };
 	char *want = malloc(PF_PATTERN_BYTES);
-	int left = 1;
+	int left = 1, moved = -1;
+	double idle = 0;
 
 	for (int r = 0; r < nr; r++) {
 		struct pf_link *l = &L[r];
@@ -453,8 +492,16 @@ static void phase_pattern(struct rb_net *net, struct pf_link *L, int nr, int rou
 			link_fail(l, PF_FAILED, "posting the pattern's receive", rc);
 	}
 	while (left && now_s() < deadline) {
+		int now_moved = 0;
+
+		for (int r = 0; r < nr; r++)
+			now_moved += sent[r] + recvd[r] + !!sreq[r] + !!rreq[r];
+		if (now_moved == moved)
+			pf_pause(&idle);
+		else
+			idle = 0;
+		moved = now_moved;
 		left = 0;
-		sched_yield();
 		for (int r = 0; r < nr; r++) {
 			struct pf_link *l = &L[r];
 			int rc = 0, done = 0;
@@ -572,12 +619,22 @@ static void phase_burst(struct rb_net *net, struct pf_link *L, int nr, const str
 	double start = now_s(), stop_sending = start + (double)o->burst_ms / 1000,
 	       deadline = start + 4.0 * (double)o->burst_ms / 1000;
 	int busy = 1;
+	long moved = -1;
+	double idle = 0;
 
 	for (int r = 0; r < nr && receiving; r++)
 		L[r].t_start = start;
 	while (busy && now_s() < deadline) {
+		long now_moved = 0;
+
+		for (int r = 0; r < nr; r++)
+			now_moved += L[r].nsent + L[r].sdone + L[r].nrecv_posted + L[r].nrecvd;
+		if (now_moved == moved)
+			pf_pause(&idle);
+		else
+			idle = 0;
+		moved = now_moved;
 		busy = 0;
-		sched_yield(); /* ranks may share CPUs (pods of a node, NIC threads) */
 		for (int r = 0; r < nr; r++) {
 			struct pf_link *l = &L[r];
 			int rc = 0, done;
@@ -1006,10 +1063,43 @@ struct pf_xchg {
 	double v[PF_MAX_RAILS];
 };
 
+/*
+ * The supervisor's MPI waits: non-blocking operations tested with pf_pause between tests, so
+ * that a supervisor waiting for the others (most of a run) leaves the CPUs to the workers and
+ * the NIC instead of spinning in MPI's progress loop.
+ */
+static void mpi_wait(MPI_Request *rq, int n)
+{
+	double idle = 0;
+	int done = 0;
+
+	while (MPI_Testall(n, rq, &done, MPI_STATUSES_IGNORE) == MPI_SUCCESS && !done)
+		pf_pause(&idle);
+}
+
+static void pf_barrier(void)
+{
+	MPI_Request rq;
+
+	MPI_Ibarrier(MPI_COMM_WORLD, &rq);
+	mpi_wait(&rq, 1);
+}
+
+static void pf_allgather(const void *mine, void *all, size_t len)
+{
+	MPI_Request rq;
+
+	MPI_Iallgather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, MPI_COMM_WORLD, &rq);
+	mpi_wait(&rq, 1);
+}
+
 static void xchg(const struct pf_xchg *mine, struct pf_xchg *theirs, int peer, int tag)
 {
-	MPI_Sendrecv(mine, sizeof(*mine), MPI_BYTE, peer, tag, theirs, sizeof(*theirs), MPI_BYTE,
-		     peer, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	MPI_Request rq[2];
+
+	MPI_Irecv(theirs, sizeof(*theirs), MPI_BYTE, peer, tag, MPI_COMM_WORLD, &rq[0]);
+	MPI_Isend(mine, sizeof(*mine), MPI_BYTE, peer, tag, MPI_COMM_WORLD, &rq[1]);
+	mpi_wait(rq, 2);
 }
 
 static int render_heatmap(const struct pf_run *run, const char *png)
@@ -1163,7 +1253,7 @@ int main(int argc, char **argv)
 	ranks = calloc((size_t)n, sizeof(*ranks));
 	if (!ranks)
 		MPI_Abort(MPI_COMM_WORLD, 3);
-	MPI_Allgather(&me, sizeof(me), MPI_BYTE, ranks, sizeof(me), MPI_BYTE, MPI_COMM_WORLD);
+	pf_allgather(&me, ranks, sizeof(me));
 	for (int x = 0; x < n; x++)
 		all_err &= ranks[x].err != 0;
 	/* the reference for rails and names: the first rank that could run */
@@ -1200,8 +1290,7 @@ int main(int argc, char **argv)
 			if (common && !rpc(&wk, m, b_step, t))
 				memcpy(mine.handles, m->handles, sizeof(mine.handles));
 			mine.alive = wk.alive;
-			MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, infos, sizeof(mine), MPI_BYTE,
-				      MPI_COMM_WORLD);
+			pf_allgather(&mine, infos, sizeof(mine));
 			if (peer >= 0) {
 				struct pf_cell *c = &col[(size_t)peer * nr1];
 				/* both ranks of the pair know both flags: they decide alike */
@@ -1227,7 +1316,7 @@ int main(int argc, char **argv)
 				for (int half = 0; half < 2; half++) {
 					bool sending = half == 0 ? lower : !lower;
 
-					MPI_Barrier(MPI_COMM_WORLD);
+					pf_barrier();
 					if (!paired)
 						continue;
 					memset(x.left, 0, sizeof(x.left));
@@ -1276,14 +1365,14 @@ int main(int argc, char **argv)
 								   : "one side has no such rail");
 				}
 			} else {
-				MPI_Barrier(MPI_COMM_WORLD); /* a bye: the pairs' two bursts */
-				MPI_Barrier(MPI_COMM_WORLD);
+				pf_barrier(); /* a bye: the pairs' two bursts */
+				pf_barrier();
 			}
 			m->cmd = PF_CMD_UNLISTEN;
 			m->nr = common;
 			if (common)
 				rpc(&wk, m, b_step, t);
-			MPI_Barrier(MPI_COMM_WORLD);
+			pf_barrier();
 		}
 		if (!me.err && !wk.alive) {
 			end.died = wk.died;
