@@ -8,6 +8,8 @@
 #   slow      pod3's port on rail rb links at 2.5 Gb/s: rank 3 rail 1 "slow link sending"
 #   offrail   pod3's port on rail rb sits on another network (rail rc): rank 3 rail 1
 #             "unreachable from every other rank", "GID not routable" (its subnet is not the rail's)
+#   pathcut   the path between pod0 and pod2 on rail rb is cut (blackhole routes): that pair on
+#             rail 1 "cannot reach each other", nothing else
 #   mtudiff   pod3's port on rail rb (its interface) at MTU 1500, the others 9000: rank 3 rail
 #             1 "MTU mismatch" (RoCE MTU 1024 against 4096); transfers still work
 #   mtupath   the link of pod3's port on rail rb drops packets above 1500 bytes
@@ -27,7 +29,7 @@
 set -u
 B=$1 S=$2
 shift 2
-cases=${*:-healthy slow offrail mtudiff mtupath portdown died hung norank}
+cases=${*:-healthy slow offrail pathcut mtudiff mtupath portdown died hung norank}
 BIN=$B/bin/railnet-preflight FAB=$B/bin/softverbs-fabric LIB=$B/softverbs/libibverbs.so.1
 PLUGIN=$B/libnccl-net-railnet.so SHIM=$S/bench/railnet-bench/in-pod.sh
 SPEC=$S/test/fixtures/preflight4.spec
@@ -127,6 +129,19 @@ cells=d["cells"]; assert len(cells)==4*3*2 and all(c["status"]=="ok" and c["gbps
 		run offrail "" 1 1 "rail 1 (mlx5_3): unreachable from every other rank" \
 			"GID not routable: its GID 10.22.1.4 is on 10.22.0.0/16 while the rail's other ranks are on 10.21.0.0/16"
 		;;
+	pathcut)
+		# the path between pod0 and pod2 on rail rb is cut (a blackhole route each way, as a
+		# switch that lost one route): only that pair, only that rail
+		fabric pathcut ''
+		ns0=$(grep -o '^netns [^ ]*-pod0$' "$FX/netns.state" | cut -d' ' -f2)
+		ns2=$(grep -o '^netns [^ ]*-pod2$' "$FX/netns.state" | cut -d' ' -f2)
+		if ! ip -n "$ns0" route add blackhole 10.21.1.3/32 ||
+			! ip -n "$ns2" route add blackhole 10.21.1.1/32; then
+			echo "FAIL: pathcut: cannot add the blackhole routes"
+			exit 1
+		fi
+		run pathcut "" 1 1 "rail 1 (mlx5_1): rank 0 (" ") and rank 2 (" ") cannot reach each other"
+		;;
 	mtudiff)
 		# pod3's port on rail rb (and so its interface) at MTU 1500: RoCE's MTU 1024 there
 		fabric mtudiff '/^node node1/,$ s/netdev=rdma3 rail=rb/mtu=1500 netdev=rdma3 rail=rb/'
@@ -169,7 +184,7 @@ cells=d["cells"]; assert len(cells)==4*3*2 and all(c["status"]=="ok" and c["gbps
 		renv=
 		;;
 	*)
-		echo "preflight.sh: unknown case '$c' (healthy slow offrail mtudiff mtupath portdown died hung norank)" >&2
+		echo "preflight.sh: unknown case '$c' (healthy slow offrail pathcut mtudiff mtupath portdown died hung norank)" >&2
 		exit 2
 		;;
 	esac

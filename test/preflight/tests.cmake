@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # railnet-preflight (tools/preflight/, docs/preflight.md): the schedule and verdict as a unit
 # test; the tool itself between softverbs pods (preflight.sh: healthy, a half-speed port, a
-# port on another network, MTU mismatches on a port and on a path, a port down, a worker killed
+# port on another network, a path cut between two pods, MTU mismatches on a port and on a path, a port down, a worker killed
 # or hung mid-check, a rank without RDMA; heatmap.sh: the --heatmap picture, decoded), label
 # "preflight".
 set(RN_PF_DIR ${CMAKE_CURRENT_LIST_DIR})
