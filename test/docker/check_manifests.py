@@ -30,8 +30,8 @@ anything; values are checked):
              taint and keep off each other's nodes (required podAntiAffinity on the hostname);
   preflight  a launcher that runs railnet-preflight (a command list or an "sh -c" script)
              starts it with mpirun -np = the worker replicas and --npernode 1 (one rank per
-             worker pod), from the workers' railnet emptyDir, with --plugin naming the plugin
-             there (the built-in default is the image's build-tree path, absent in a pod);
+             worker pod), from the workers' railnet emptyDir (it loads the plugin next to
+             itself), and a --plugin, if given, names the plugin there;
              the set has such an MPIJob (mpijob-preflight.yaml);
   namespace  every namespace that runs a pod is a Namespace of the set with a Pod Security
              enforce label that admits its pods: privileged when one uses hostNetwork or adds

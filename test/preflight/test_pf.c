@@ -326,6 +326,15 @@ static void test_gid_not_routable(void **state)
 	assert_int_equal(judge(&run, buf), 1);
 	assert_null(strstr(buf, "GID"));
 	assert_non_null(strstr(buf, "its port is down"));
+	/* routed rails, a subnet per rank: no rail network, so no GID claim */
+	run = healthy();
+	for (int x = 0; x < N; x++)
+		snprintf(ranks[x].rail[1].net, sizeof(ranks[x].rail[1].net), "10.21.%d.0/24", x);
+	for (int y = 0; y < N; y++)
+		if (y != 2)
+			at(2, y, 1)->status = at(y, 2, 1)->status = PF_UNREACHABLE;
+	assert_int_equal(judge(&run, buf), 1);
+	assert_null(strstr(buf, "GID"));
 }
 
 /* One pair only, on different subnets (the others route between them): a pair's GIDs. */
@@ -381,7 +390,7 @@ static void test_large_lost(void **state)
 	at(0, 2, 0)->status = PF_LARGE_LOST;
 	snprintf(at(0, 2, 0)->why, PF_WHY_LEN, "8-byte messages crossed");
 	assert_int_equal(judge(&run, buf), 1);
-	assert_non_null(strstr(buf, "rail 0 (mlx5_0): rank 0 (pod0) to rank 2 (pod2): large "
+	assert_non_null(strstr(buf, "rail 0 (mlx5_0): rank 0 (pod0) and rank 2 (pod2): large "
 				    "messages are lost while 8-byte ones cross (8-byte messages "
 				    "crossed): an MTU mismatch on the path between them"));
 }

@@ -186,7 +186,7 @@ static const struct pf_words {
 			 " with every other rank are lost while 8-byte ones cross",
 			 "an MTU mismatch on its path: a switch port, VLAN or interface with a "
 			 "smaller MTU than RoCE's packets need",
-			 "", " to ", ": large messages are lost while 8-byte ones cross",
+			 "", " and ", ": large messages are lost while 8-byte ones cross",
 			 "an MTU mismatch on the path between them: a switch port, VLAN or "
 			 "interface with a smaller MTU than RoCE's packets need" },
 	[PF_K_SLOW] = { "slow link", "",
@@ -196,11 +196,15 @@ static const struct pf_words {
 		       ": high latency", "a longer path, or retransmissions between them" },
 };
 
-/* The subnet most ranks have on a rail ("" when unknown): the rail's network. */
+/*
+ * The subnet more than half of the ranks that know theirs have on a rail: the rail's network.
+ * "" when unknown or when there is no such majority (routed rails, a subnet per host or rack:
+ * different subnets are then no fault).
+ */
 static const char *rail_net(const struct pf_run *r, int rail)
 {
 	const char *best = "";
-	int best_n = 0;
+	int best_n = 0, known = 0;
 
 	for (int a = 0; a < r->nranks; a++) {
 		const char *net = r->ranks[a].rail[rail].net;
@@ -208,6 +212,7 @@ static const char *rail_net(const struct pf_run *r, int rail)
 
 		if (r->ranks[a].err || rail >= r->ranks[a].nrails || !net[0])
 			continue;
+		known++;
 		for (int b = 0; b < r->nranks; b++)
 			k += !r->ranks[b].err && rail < r->ranks[b].nrails &&
 			     !strcmp(r->ranks[b].rail[rail].net, net);
@@ -216,7 +221,7 @@ static const char *rail_net(const struct pf_run *r, int rail)
 			best_n = k;
 		}
 	}
-	return best;
+	return 2 * best_n > known ? best : "";
 }
 
 /* The MTU most ranks' ports have on a rail (0 when unknown). */
@@ -261,10 +266,12 @@ static const char *pf_cause(const struct pf_run *r, int rail, enum pf_kind k, in
 			 rx->gid, rx->net, net);
 		return buf;
 	}
-	if (k == PF_K_UNREACH && y >= 0) {
+	if (k == PF_K_UNREACH && y >= 0 && net[0]) {
 		const struct pf_rail *ry = &r->ranks[y].rail[rail];
 
-		if (rx->net[0] && ry->net[0] && strcmp(rx->net, ry->net)) {
+		/* one of the two off the rail's network */
+		if (rx->net[0] && ry->net[0] && strcmp(rx->net, ry->net) &&
+		    (!strcmp(rx->net, net) || !strcmp(ry->net, net))) {
 			snprintf(buf, len,
 				 "GID not routable: %s on %s and %s on %s, different networks with "
 				 "no route between them on this rail",
@@ -382,8 +389,8 @@ static void judge_kind(struct pf_out *o, const struct pf_run *r, int rail, enum 
 			    !is_bad(c, k, med_bw, med_lat) ||
 			    (k == PF_K_SLOW && (!pair_slow(c, med_bw) || host_slow[a * n + b])))
 				continue;
-			/* a pair whose both directions are bad is said once (unreachable, latency) */
-			if ((k == PF_K_UNREACH || k == PF_K_LAT) && b < a &&
+			/* a pair whose both directions are bad is said once (unreachable, MTU, latency) */
+			if ((k == PF_K_UNREACH || k == PF_K_LAT || k == PF_K_LARGE) && b < a &&
 			    is_bad(pf_cell_at(r, b, a, rail), k, med_bw, med_lat) &&
 			    !said[b * n + a])
 				continue;

@@ -119,8 +119,9 @@ static int usage(FILE *o)
 		"  --netns NAME|PATH    join this network namespace after MPI_Init\n"
 		"  --json               one JSON document instead of the text report\n"
 		"  --heatmap FILE.png   also draw the per-rail GB/s matrices (needs gnuplot)\n"
-		"  --timeout S          connect + pattern + latency bound per round, seconds "
-		"(default 10; 1-600)\n"
+		"  --timeout S          the bound of each 4 rails' connections, each rail's round "
+		"trips\n"
+		"                       and the pattern, seconds (default 10; 1-600)\n"
 		"  --burst-mb N         MiB each way per rail in the bandwidth burst (default 16; "
 		"1-4096)\n"
 		"  --burst-ms MS        the burst stops sending after this long (default 500; "
@@ -521,9 +522,8 @@ static void phase_pattern(struct rb_net *net, struct pf_link *L, int nr, int rou
 			if (!rc && rreq[r] && !recvd[r] &&
 			    !(rc = rb_net_test(net, rreq[r], &done, &got[r])))
 				recvd[r] = done;
-			if (rc)
-				link_fail(l, l->small_ok ? PF_LARGE_LOST : PF_FAILED, "the pattern",
-					  rc);
+			if (rc) /* an error, not a loss: a lost packet only runs out the time */
+				link_fail(l, PF_FAILED, "the pattern", rc);
 		}
 	}
 	for (int r = 0; r < nr; r++) {
@@ -539,8 +539,10 @@ static void phase_pattern(struct rb_net *net, struct pf_link *L, int nr, int rou
 				 PF_PATTERN_BYTES >> 10, recvd[r] ? "left" : "arrived");
 			continue;
 		}
-		if (!want)
+		if (!want) {
+			link_fail(l, PF_FAILED, "out of memory checking the pattern", 0);
 			continue;
+		}
 		fill_pattern(want, PF_PATTERN_BYTES, (unsigned)(round * 131071 + peer * 8191 + r));
 		if (got[r] != PF_PATTERN_BYTES || memcmp(want, l->rbuf, PF_PATTERN_BYTES)) {
 			l->status = PF_CORRUPT;
@@ -787,10 +789,30 @@ struct pf_pair {
 	int nr, peer;
 };
 
-/* Phases 1-3 with the partner; lat[rail] what this rank timed (the lower rank's counts). */
-static struct pf_pair *pair_begin(struct rb_net *net, const struct pf_opts *o, int round, int me,
-				  int peer, int nr, void **lcomm,
-				  char (*handles)[RB_NET_HANDLE_BYTES], double *lat)
+/* This rank's rails that are still OK, as a mask for the partner (ok[rail] 1 or 0). */
+static void pair_mask(const struct pf_pair *p, long *ok)
+{
+	for (int r = 0; r < PF_MAX_RAILS; r++)
+		ok[r] = p && r < p->nr && p->L[r].status == PF_OK;
+}
+
+/*
+ * A rail that the partner's side lost (peer_ok[rail] 0) while this side's is OK: nothing
+ * more crosses it, and this rank's phases skip it, so that both ranks walk the same rails
+ * in the same order and their per-rail bounds stay aligned.
+ */
+static void pair_align(struct pf_pair *p, const long *peer_ok, int why_status, const char *why)
+{
+	for (int r = 0; r < p->nr; r++)
+		if (p->L[r].status == PF_OK && !peer_ok[r]) {
+			p->L[r].status = why_status;
+			snprintf(p->L[r].why, sizeof(p->L[r].why), "%s", why);
+		}
+}
+
+/* Phase 1 with the partner: the connections and their buffers. */
+static struct pf_pair *pair_connect(struct rb_net *net, const struct pf_opts *o, int peer, int nr,
+				    void **lcomm, char (*handles)[RB_NET_HANDLE_BYTES])
 {
 	struct pf_pair *p = calloc(1, sizeof(*p));
 
@@ -800,19 +822,32 @@ static struct pf_pair *pair_begin(struct rb_net *net, const struct pf_opts *o, i
 	}
 	p->nr = nr;
 	p->peer = peer;
-	for (int r = 0; r < nr; r++)
+	for (int r = 0; r < nr; r++) {
 		p->L[r].status = lcomm[r] ? PF_OK : PF_FAILED;
+		if (!lcomm[r])
+			snprintf(p->L[r].why, sizeof(p->L[r].why), "listen failed on this rank");
+	}
 	phase_connect(net, p->L, nr, lcomm, handles, o->timeout_s);
 	for (int r = 0; r < nr; r++)
 		if (p->L[r].status == PF_OK && setup_buffers(net, &p->L[r]) &&
 		    p->L[r].status == PF_OK)
 			p->L[r].status = PF_FAILED;
-	for (int r = 0; r < nr; r++) { /* each rail its own bound */
-		phase_latency(net, &p->L[r], me < peer, now_s() + o->timeout_s);
+	return p;
+}
+
+/*
+ * Phases 2-3 on the rails both ends connected (peer_ok, the partner's mask); lat[rail] what
+ * this rank timed (the lower rank's counts).
+ */
+static void pair_probe(struct rb_net *net, const struct pf_opts *o, struct pf_pair *p, int round,
+		       int me, const long *peer_ok, double *lat)
+{
+	pair_align(p, peer_ok, PF_UNREACHABLE, "the peer's end of this rail did not connect");
+	for (int r = 0; r < p->nr; r++) { /* each rail its own bound */
+		phase_latency(net, &p->L[r], me < p->peer, now_s() + o->timeout_s);
 		lat[r] = p->L[r].lat_us;
 	}
-	phase_pattern(net, p->L, nr, round, me, peer, now_s() + o->timeout_s);
-	return p;
+	phase_pattern(net, p->L, p->nr, round, me, p->peer, now_s() + o->timeout_s);
 }
 
 /*
@@ -821,13 +856,15 @@ static struct pf_pair *pair_begin(struct rb_net *net, const struct pf_opts *o, i
  * both passes, while a slow path is slow in both.
  */
 static void pair_again(struct rb_net *net, const struct pf_opts *o, struct pf_pair *p, int me,
-		       double *again)
+		       const long *peer_ok, double *again)
 {
 	for (int r = 0; r < p->nr; r++) {
 		double first = p->L[r].lat_us;
 
-		phase_latency(net, &p->L[r], me < p->peer, now_s() + o->timeout_s);
-		again[r] = p->L[r].lat_us < first ? p->L[r].lat_us : first;
+		/* only the rails both ends still hold; the others keep the first pass */
+		if (p->L[r].status == PF_OK && peer_ok[r])
+			phase_latency(net, &p->L[r], me < p->peer, now_s() + o->timeout_s);
+		again[r] = p->L[r].lat_us > 0 && p->L[r].lat_us < first ? p->L[r].lat_us : first;
 	}
 }
 
@@ -859,10 +896,11 @@ static void pair_end(struct rb_net *net, struct pf_pair *p, struct pf_cell *col)
 enum pf_cmd {
 	PF_CMD_DISCOVER = 1, /* -> rank */
 	PF_CMD_LISTEN,	     /* nr -> handles */
-	PF_CMD_BEGIN,	     /* round, me, peer, nr, handles -> v (latency, us) */
+	PF_CMD_CONNECT,	     /* peer, nr, handles -> mine (the rails connected) */
+	PF_CMD_PROBE,	     /* round, me, left (the peer's rails) -> v (latency, us) */
 	PF_CMD_BURST,	     /* sending, receiving -> left */
-	PF_CMD_DRAIN,	     /* sending, left (the peer's) */
-	PF_CMD_AGAIN,	     /* -> v (the smaller latency of the two passes) */
+	PF_CMD_DRAIN,	     /* sending, mine, left (the peer's) -> mine (the rails still OK) */
+	PF_CMD_AGAIN,	     /* left (the peer's rails) -> v (the smaller latency of two passes) */
 	PF_CMD_END,	     /* -> cells */
 	PF_CMD_UNLISTEN,
 	PF_CMD_QUIT,
@@ -932,10 +970,14 @@ static void worker_main(int fd, const struct pf_opts *o, pid_t parent)
 				if (rb_net_listen(&net, r, m->handles[r], &lcomm[r]))
 					lcomm[r] = NULL;
 			break;
-		case PF_CMD_BEGIN:
+		case PF_CMD_CONNECT:
+			p = pair_connect(&net, o, m->peer, m->nr, lcomm, m->handles);
+			pair_mask(p, m->mine);
+			break;
+		case PF_CMD_PROBE:
 			memset(m->v, 0, sizeof(m->v));
-			p = pair_begin(&net, o, m->round, m->me, m->peer, m->nr, lcomm, m->handles,
-				       m->v);
+			if (p)
+				pair_probe(&net, o, p, m->round, m->me, m->left, m->v);
 			break;
 		case PF_CMD_BURST:
 			test_die(m->round);
@@ -949,11 +991,12 @@ static void worker_main(int fd, const struct pf_opts *o, pid_t parent)
 			if (p)
 				burst_drain(&net, p->L, p->nr, m->sending, m->mine, m->left,
 					    now_s() + o->timeout_s);
+			pair_mask(p, m->mine);
 			break;
 		case PF_CMD_AGAIN:
 			memset(m->v, 0, sizeof(m->v));
 			if (p)
-				pair_again(&net, o, p, m->me, m->v);
+				pair_again(&net, o, p, m->me, m->left, m->v);
 			break;
 		case PF_CMD_END:
 			memset(m->cells, 0, sizeof(m->cells));
@@ -1001,13 +1044,19 @@ static const char *cmd_name(int cmd)
 	case PF_CMD_LISTEN:
 	case PF_CMD_UNLISTEN:
 		return "listening";
-	case PF_CMD_BEGIN:
-		return "connection, round trips and pattern";
+	case PF_CMD_CONNECT:
+		return "the connections";
+	case PF_CMD_PROBE:
+		return "the round trips and the pattern";
 	case PF_CMD_BURST:
 	case PF_CMD_DRAIN:
 		return "the bandwidth burst";
-	default:
+	case PF_CMD_AGAIN:
 		return "the second round trips";
+	case PF_CMD_END:
+		return "closing the pair";
+	default:
+		return "a step";
 	}
 }
 
@@ -1043,6 +1092,8 @@ static int rpc(struct pf_worker *w, struct pf_msg *m, double bound_s, int round)
 		snprintf(w->why, sizeof(w->why), "hung in %s for %.0f s and was killed",
 			 cmd_name(cmd), bound_s);
 	} else {
+		/* EOF: it ended; any other failure of the socket: it is ended here */
+		kill(w->pid, SIGKILL);
 		waitpid(w->pid, &st, 0);
 		if (WIFSIGNALED(st))
 			snprintf(w->why, sizeof(w->why), "was killed by signal %d during %s",
@@ -1073,8 +1124,13 @@ static void mpi_wait(MPI_Request *rq, int n)
 	double idle = 0;
 	int done = 0;
 
-	while (MPI_Testall(n, rq, &done, MPI_STATUSES_IGNORE) == MPI_SUCCESS && !done)
+	for (;;) {
+		if (MPI_Testall(n, rq, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+			MPI_Abort(MPI_COMM_WORLD, 3);
+		if (done)
+			return;
 		pf_pause(&idle);
+	}
 }
 
 static void pf_barrier(void)
@@ -1298,19 +1354,31 @@ int main(int argc, char **argv)
 				     paired = common && infos[rank].alive && infos[peer].alive;
 				struct pf_xchg x, y;
 
+				/* live: both workers answer; after a pair exchange shows one gone,
+				 * the other skips the pair's remaining steps (the exchanges stay) */
+				bool live = paired;
+
 				memset(&x, 0, sizeof(x));
 				memset(&y, 0, sizeof(y));
 				if (paired) {
-					m->cmd = PF_CMD_BEGIN;
-					m->round = t;
-					m->me = rank;
+					m->cmd = PF_CMD_CONNECT;
 					m->peer = peer;
 					m->nr = common;
 					memcpy(m->handles, infos[peer].handles, sizeof(m->handles));
-					rpc(&wk, m,
-					    (double)((common + 3) / 4 + common + 1) * o.timeout_s +
-						    5,
-					    t);
+					memset(x.left, 0, sizeof(x.left));
+					if (!rpc(&wk, m,
+						 (double)((common + 3) / 4) * o.timeout_s + 5, t))
+						memcpy(x.left, m->mine, sizeof(x.left));
+					x.alive = wk.alive;
+					xchg(&x, &y, peer, 1);
+					live = x.alive && y.alive;
+					m->cmd = PF_CMD_PROBE;
+					m->round = t;
+					m->me = rank;
+					memcpy(m->left, y.left, sizeof(m->left));
+					if (live)
+						rpc(&wk, m, (double)(common + 1) * o.timeout_s + 5,
+						    t);
 				}
 				/* the bursts: every pair's lower rank sends, then its higher */
 				for (int half = 0; half < 2; half++) {
@@ -1324,21 +1392,32 @@ int main(int argc, char **argv)
 					m->round = t;
 					m->sending = sending;
 					m->receiving = !sending;
-					if (!rpc(&wk, m, b_burst, t))
+					if (live && !rpc(&wk, m, b_burst, t))
 						memcpy(x.left, m->left, sizeof(x.left));
 					x.alive = wk.alive;
 					xchg(&x, &y, peer, 3);
+					live = live && x.alive && y.alive;
 					m->cmd = PF_CMD_DRAIN;
 					m->sending = sending;
 					memcpy(m->mine, x.left, sizeof(m->mine));
 					memcpy(m->left, y.left, sizeof(m->left));
-					rpc(&wk, m, b_step, t);
+					if (live)
+						rpc(&wk, m, b_step, t);
 				}
 				if (paired) {
+					/* the rails each end still holds after the bursts (m->mine) */
+					memset(x.left, 0, sizeof(x.left));
+					if (live && wk.alive)
+						memcpy(x.left, m->mine, sizeof(x.left));
+					x.alive = wk.alive;
+					xchg(&x, &y, peer, 5);
+					live = live && x.alive && y.alive;
 					m->cmd = PF_CMD_AGAIN;
 					m->me = rank;
+					memcpy(m->left, y.left, sizeof(m->left));
 					memset(x.v, 0, sizeof(x.v));
-					if (!rpc(&wk, m, (double)common * o.timeout_s + 5, t))
+					if (live &&
+					    !rpc(&wk, m, (double)common * o.timeout_s + 5, t))
 						memcpy(x.v, m->v, sizeof(x.v));
 					x.alive = wk.alive;
 					xchg(&x, &y, peer, 2);
