@@ -19,51 +19,15 @@
 #   usage: heatmap.sh BUILD_DIR SOURCE_DIR
 set -u
 B=$1 S=$2
-BIN=$B/bin/railnet-preflight FAB=$B/bin/softverbs-fabric LIB=$B/softverbs/libibverbs.so.1
-PLUGIN=$B/libnccl-net-railnet.so SHIM=$S/bench/railnet-bench/in-pod.sh
-SPEC=$S/test/fixtures/preflight4.spec
-PODS=node0:pod0,node0:pod1,node1:pod2,node1:pod3
+PF_PREFIX=rn-heatmap PF_KEEP=${HEATMAP_KEEP:-}
 # warm pixels the slow picture must have over the healthy one in rail 1's panel: a cell of
 # its 4 x 4 matrix is about 55 x 50 pixels; the 3 half-speed cells of rank 3's row add ~7,800
 MARGIN=${HEATMAP_MARGIN:-2000}
-command -v mpirun >/dev/null 2>&1 || { echo "SKIP: no mpirun on this machine"; exit 77; }
-command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 not found"; exit 77; }
 command -v gnuplot >/dev/null 2>&1 || { echo "SKIP: gnuplot not found (apt-get install gnuplot-nox)"; exit 77; }
 gnuplot -e 'set terminal pngcairo' >/dev/null 2>&1 ||
 	{ echo "SKIP: this gnuplot has no pngcairo terminal (Debian: gnuplot-nox has it)"; exit 77; }
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root: the pods are network namespaces"; exit 77; }
-for f in "$BIN" "$FAB" "$LIB" "$PLUGIN" "$SHIM" "$SPEC"; do
-	[ -e "$f" ] || { echo "FAIL: $f is not there (not built?)"; exit 1; }
-done
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# vader (shared memory) works across network namespaces; TCP between them would need routes
-export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
-export OMPI_MCA_rmaps_base_oversubscribe=1
-export RAILNET_IBVERBS_LIB=$LIB
-unset NCCL_NET_PLUGIN RAILNET_STATS RAILNET_MERGE SOFTVERBS_RATE
-W=$(mktemp -d /tmp/rn-heatmap.XXXXXX)
-FX=
-# shellcheck disable=SC2317  # called by the EXIT trap
-cleanup() {
-	[ -z "$FX" ] || "$FAB" down "$FX" >/dev/null 2>&1
-	if [ -n "${HEATMAP_KEEP:-}" ]; then echo "kept: $W"; else rm -rf "$W"; fi
-}
-trap cleanup EXIT
-fails=0
-
-# fabric NAME SED-SCRIPT: the fixture edited by the sed script, built and brought up
-fabric() {
-	[ -z "$FX" ] || "$FAB" down "$FX" >/dev/null 2>&1
-	FX=$W/$1
-	sed "$2" "$SPEC" >"$W/$1.spec"
-	"$FAB" build "$W/$1.spec" "$FX" >/dev/null || { echo "FAIL: build $1.spec"; exit 1; }
-	if ! "$FAB" up "$FX" >"$W/up-$1.log" 2>&1; then
-		echo "SKIP: softverbs-fabric up failed (root and netns needed): $(tail -1 "$W/up-$1.log")"
-		[ $fails = 0 ] || exit 1 # an earlier case failed: that is the result
-		exit 77
-	fi
-}
+# shellcheck source=test/preflight/pf_env.sh
+. "$S/test/preflight/pf_env.sh"
 
 # run CASE PNG EXPECTED-RC PATTERN...: mpirun -np 4 with --heatmap PNG; the exit status and
 # each pattern in the report must match. Sets RC.
