@@ -1149,13 +1149,20 @@ static void pf_allgather(const void *mine, void *all, size_t len)
 	mpi_wait(&rq, 1);
 }
 
-static void xchg(const struct pf_xchg *mine, struct pf_xchg *theirs, int peer, int tag)
+/*
+ * The pair's exchange after a step: this rank's numbers and whether its worker lives out, the
+ * partner's in. Returns live && both workers live: the pair's later steps are worth running.
+ */
+static bool xchg(const struct pf_worker *w, struct pf_xchg *mine, struct pf_xchg *theirs, int peer,
+		 int tag, bool live)
 {
 	MPI_Request rq[2];
 
+	mine->alive = w->alive;
 	MPI_Irecv(theirs, sizeof(*theirs), MPI_BYTE, peer, tag, MPI_COMM_WORLD, &rq[0]);
 	MPI_Isend(mine, sizeof(*mine), MPI_BYTE, peer, tag, MPI_COMM_WORLD, &rq[1]);
 	mpi_wait(rq, 2);
+	return live && mine->alive && theirs->alive;
 }
 
 static int render_heatmap(const struct pf_run *run, const char *png)
@@ -1369,9 +1376,7 @@ int main(int argc, char **argv)
 					if (!rpc(&wk, m,
 						 (double)((common + 3) / 4) * o.timeout_s + 5, t))
 						memcpy(x.left, m->mine, sizeof(x.left));
-					x.alive = wk.alive;
-					xchg(&x, &y, peer, 1);
-					live = x.alive && y.alive;
+					live = xchg(&wk, &x, &y, peer, 1, true);
 					m->cmd = PF_CMD_PROBE;
 					m->round = t;
 					m->me = rank;
@@ -1394,9 +1399,7 @@ int main(int argc, char **argv)
 					m->receiving = !sending;
 					if (live && !rpc(&wk, m, b_burst, t))
 						memcpy(x.left, m->left, sizeof(x.left));
-					x.alive = wk.alive;
-					xchg(&x, &y, peer, 3);
-					live = live && x.alive && y.alive;
+					live = xchg(&wk, &x, &y, peer, 3, live);
 					m->cmd = PF_CMD_DRAIN;
 					m->sending = sending;
 					memcpy(m->mine, x.left, sizeof(m->mine));
@@ -1409,9 +1412,7 @@ int main(int argc, char **argv)
 					memset(x.left, 0, sizeof(x.left));
 					if (live && wk.alive)
 						memcpy(x.left, m->mine, sizeof(x.left));
-					x.alive = wk.alive;
-					xchg(&x, &y, peer, 5);
-					live = live && x.alive && y.alive;
+					live = xchg(&wk, &x, &y, peer, 5, live);
 					m->cmd = PF_CMD_AGAIN;
 					m->me = rank;
 					memcpy(m->left, y.left, sizeof(m->left));
@@ -1419,8 +1420,7 @@ int main(int argc, char **argv)
 					if (live &&
 					    !rpc(&wk, m, (double)common * o.timeout_s + 5, t))
 						memcpy(x.v, m->v, sizeof(x.v));
-					x.alive = wk.alive;
-					xchg(&x, &y, peer, 2);
+					xchg(&wk, &x, &y, peer, 2, live);
 					m->cmd = PF_CMD_END;
 					m->nr = common;
 					if (!rpc(&wk, m, b_step, t))
@@ -1428,9 +1428,7 @@ int main(int argc, char **argv)
 					/* only the lower rank timed the round trips */
 					for (int r = 0; r < common; r++)
 						c[r].lat_us = (float)(lower ? x.v[r] : y.v[r]);
-					x.alive = wk.alive;
-					xchg(&x, &y, peer, 4);
-					if (!x.alive || !y.alive)
+					if (!xchg(&wk, &x, &y, peer, 4, true))
 						cells_died(c, common, !x.alive, peer);
 				} else if (common) {
 					cells_died(c, common, !infos[rank].alive, peer);
