@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "nccl_net.h"
+#include "rb_net.h"
 
 #define NT_HANDLE NCCL_NET_HANDLE_MAXSIZE
 #define NT_KIB ((size_t)1024)
@@ -930,8 +931,7 @@ static void nt_unpair(void **comm, const char *what)
  * in NCCL's order; with requests still busy (a failure) the comm closes first, so that the
  * registration is not released under writes in flight.
  */
-static void nt_finish(void **comm, struct nt_buf *b, bool busy, const char *what,
-		      const char *bufs)
+static void nt_finish(void **comm, struct nt_buf *b, bool busy, const char *what, const char *bufs)
 {
 	nt_sync_before_close();
 	if (busy || nt_scen_fails) {
@@ -1764,29 +1764,12 @@ static int nt_parse(int argc, char **argv, struct nt_args *a)
  */
 static int nt_join_netns(const char *ns)
 {
-	char path[512];
-	int fd;
+	char err[768];
 
-	if (strchr(ns, '/'))
-		snprintf(path, sizeof(path), "%s", ns);
-	else
-		snprintf(path, sizeof(path), "/run/netns/%s", ns);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		printf("FAIL: setup: rank %d: --netns %s: cannot open %s: %s\n", nt_rank, ns, path,
-		       strerror(errno));
-		return -1;
-	}
-	if (setns(fd, CLONE_NEWNET)) {
-		int e = errno;
-
-		close(fd);
-		printf("FAIL: setup: rank %d: --netns %s: setns: %s%s\n", nt_rank, ns, strerror(e),
-		       e == EPERM ? " (needs CAP_SYS_ADMIN: run as root)" : "");
-		return -1;
-	}
-	close(fd);
-	return 0;
+	if (!rb_net_join_netns(ns, err, sizeof(err)))
+		return 0;
+	printf("FAIL: setup: rank %d: %s\n", nt_rank, err);
+	return -1;
 }
 
 /* Loads the table, calls init once, lists the devices (printed by rank 0). 0 or -1. */

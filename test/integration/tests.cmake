@@ -81,10 +81,12 @@ endif()
 # directory-wide include/ is replaced, not added to.
 find_package(MPI COMPONENTS C)
 if(MPI_C_FOUND)
-	add_executable(railnet-nettest ${RN_IT_DIR}/nettest.c)
+	# with railnet-bench's loader for its --netns join (rb_net_join_netns)
+	add_executable(railnet-nettest ${RN_IT_DIR}/nettest.c
+		${CMAKE_SOURCE_DIR}/bench/railnet-bench/netapi.c)
 	set_target_properties(railnet-nettest PROPERTIES
 		RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/test
-		INCLUDE_DIRECTORIES ${RN_NCCL_HEADERS})
+		INCLUDE_DIRECTORIES "${RN_NCCL_HEADERS};${CMAKE_SOURCE_DIR}/bench/railnet-bench")
 	target_link_libraries(railnet-nettest PRIVATE MPI::MPI_C ${CMAKE_DL_LIBS}
 		Threads::Threads)
 	add_dependencies(railnet-nettest nccl-net-railnet)
