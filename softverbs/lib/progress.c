@@ -1336,7 +1336,6 @@ static void sv_sq_pump(struct sv_qp *qp, struct sv_tick *t)
 	if (qp->state == IBV_QPS_RTS && now >= qp->rnr_until) {
 		while (qp->sq_next != qp->sq_tail) {
 			struct sv_swqe *w = &qp->sq[qp->sq_next % qp->sq_size];
-			uint64_t wait;
 
 			if (w->status != IBV_WC_SUCCESS)
 				break;
@@ -1345,11 +1344,14 @@ static void sv_sq_pump(struct sv_qp *qp, struct sv_tick *t)
 					w->sent_ns = now; /* starts the transport timer */
 				break;
 			}
+			/* the rate model: the WR is queued on its port once and leaves when
+			 * its last byte would have (the peer has nothing before that) */
 			if (!w->off && !w->sent_ns) {
-				sv_rate_reserve(qp->ctx->dev, qp->attr.port_num, w->len, now,
-						&wait);
-				if (wait) {
-					sv_timer(t, now + wait);
+				if (!w->rate_end_ns)
+					w->rate_end_ns = sv_rate_reserve(
+						qp->ctx->dev, qp->attr.port_num, w->len, now);
+				if (w->rate_end_ns > now) {
+					sv_timer(t, w->rate_end_ns);
 					break;
 				}
 			}

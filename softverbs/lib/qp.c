@@ -605,6 +605,7 @@ static int sv_post_one(struct sv_qp *qp, const struct ibv_send_wr *wr)
 	w->off = 0;
 	w->post_ns = 0;
 	w->sent_ns = 0;
+	w->rate_end_ns = 0;
 	w->staged = false;
 	w->unstaged = false;
 	if (wr->send_flags & IBV_SEND_INLINE) {

@@ -286,7 +286,9 @@ struct sv_swqe {
 	struct ibv_sge *sge; /* max_send_sge slots */
 	char *inl;	     /* max_inline_data bytes; used when IBV_SEND_INLINE */
 	uint64_t post_ns;
-	uint64_t sent_ns;    /* last (re)transmission */
+	uint64_t sent_ns; /* last (re)transmission */
+	uint64_t
+		rate_end_ns; /* rate model: when its last byte has left the port (0: not yet queued) */
 	uint64_t not_before; /* completion not before (latency model, delay fault) */
 	uint64_t off;	     /* stream path: bytes already sent / read bytes received */
 	int status;	     /* != SUCCESS: complete with this */
@@ -463,8 +465,7 @@ static inline int sv_fail(const char *verb)
 }
 
 /* rate.c */
-uint64_t sv_rate_reserve(struct sv_device *dev, int port, uint64_t bytes, uint64_t now,
-			 uint64_t *wait_ns);
+uint64_t sv_rate_reserve(struct sv_device *dev, int port, uint64_t bytes, uint64_t now);
 uint64_t sv_link_latency_ns(struct sv_device *dev, int port);
 
 #endif
