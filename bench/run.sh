@@ -6,7 +6,9 @@
 # 3. bench/datapath.sh: railnet's data path between two pods, split vs round-robin striping and
 #    QPs per port, against softverbs' rate model (root only: the pods are network namespaces);
 # 4. bench/scale.sh: railnet's cost per connection with 128 to 1,024 pairs open in one process
-#    (PAIRS=…,4096 REPS=5 bench/scale.sh for the full table of docs/performance.md, "Scale").
+#    (PAIRS=…,4096 REPS=5 bench/scale.sh for the full table of docs/performance.md, "Scale");
+# 5. bench/rails.sh: railnet over 2, 8 and 16 rails at once against the rate model (root only;
+#    on fewer than 16 CPUs 2 and 8 rails at 1 Gb/s per port, so that the links bind).
 set -eu
 BUILD=${BUILD:-build}
 for b in softverbs-bench railnet-doctor softverbs-fabric; do
@@ -37,3 +39,14 @@ bash "$(dirname "$0")/datapath.sh" "$BUILD"
 echo
 echo "== railnet with thousands of connections in one process (docs/performance.md, Scale) =="
 PAIRS=${SCALE_PAIRS:-128,256,512,1024} bash "$(dirname "$0")/scale.sh" "$BUILD"
+
+echo
+echo "== railnet over many rails at once against the rate model (docs/performance.md) =="
+rc=0
+if [ "$(nproc)" -ge 16 ]; then
+	bash "$(dirname "$0")/rails.sh" "$BUILD" || rc=$?
+else # a small machine: fewer rails and a lower rate, so that the links, not the CPUs, bind
+	PORTS=${PORTS:-2 8} RATE=${RATE:-1} REPS=${REPS:-1} SIZES=${SIZES:-1M 64M} \
+		bash "$(dirname "$0")/rails.sh" "$BUILD" || rc=$?
+fi
+[ "$rc" = 0 ] || [ "$rc" = 77 ] || exit "$rc" # 77: not root, or no mpirun (it says which)

@@ -224,8 +224,10 @@ void rb_usage(FILE *f, const char *prog)
 		"$NCCL_NET_PLUGIN,\n"
 		"                        else the railnet built with this benchmark)\n"
 		"  --net-api 6-12        use ncclNetPlugin_vN (default: the newest exported)\n"
-		"  --net-dev N|auto      plugin device of each rank (default auto: local rank "
-		"modulo devices)\n"
+		"  --net-dev N|auto|pair plugin device of each rank (default auto: local rank "
+		"modulo devices;\n"
+		"                        pair, with --p2p: pair k on device k, all pairs at "
+		"once)\n"
 		"  --merge 0/1           fuse ports of one NIC with makeVDevice as NCCL does "
 		"(default 1)\n"
 		"  --slots 2-32          requests in flight per direction and comm (default 8)\n"
@@ -429,7 +431,7 @@ static void rb_args_defaults(struct rb_args *a)
 	a->average = 1;
 	a->cta_policy = -1;
 	a->device_ctas = 16;
-	a->net_dev = -1;
+	a->net_dev = RB_NET_DEV_AUTO;
 	a->merge = 1;
 	a->slots = 8;
 	a->chunk = 1 << 20;
@@ -583,10 +585,14 @@ int rb_args_parse(int argc, char **argv, struct rb_args *a, char *err, size_t er
 			break;
 		case RB_OPT_NET_DEV:
 			if (!strcasecmp(v, "auto"))
-				a->net_dev = -1;
-			else
-				rc = rb_parse_int("--net-dev", v, 0, 4095, &a->net_dev, err,
-						  errlen);
+				a->net_dev = RB_NET_DEV_AUTO;
+			else if (!strcasecmp(v, "pair"))
+				a->net_dev = RB_NET_DEV_PAIR;
+			else if (rb_parse_int("--net-dev", v, 0, 4095, &a->net_dev, err, errlen))
+				return rb_err(err, errlen,
+					      "--net-dev '%s': a device index (0..4095), auto or "
+					      "pair",
+					      v);
 			break;
 		case RB_OPT_MERGE:
 			rc = rb_parse_int("--merge", v, 0, 1, &a->merge, err, errlen);

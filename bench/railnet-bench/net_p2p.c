@@ -2,7 +2,8 @@
 /*
  * --net --p2p bw|bibw|lat: the plugin's own ib_write_bw / ib_write_bw -b / ib_write_lat.
  * Ranks pair up (0-1, 2-3, ...); for every device NCCL would use (virtual devices and unmerged
- * ports, in the plugin's order), each pair connects both ways on that device and, per size,
+ * ports, in the plugin's order; with --net-dev pair, pair k on device k only, all pairs at once,
+ * and their aggregate), each pair connects both ways on that device and, per size,
  * streams -n messages with --slots in flight (bw: even rank to odd rank; bibw: both ways at
  * once) or ping-pongs -n round trips (lat). The last message of each size is checked byte for
  * byte (#wrong). World rank 0 prints one row per device, pair and size as it is measured.
@@ -229,6 +230,8 @@ static size_t rb_p2p_next(const struct rb_args *a, size_t s)
 struct rb_p2p_res {
 	double time_us, bw;
 	double wrong;
+	double bytes, secs; /* what the pair moved in the timed part, and how long it took */
+	int dev;
 };
 
 static int rb_p2p_size(struct rb_netm *m, int peer, size_t bytes, struct rb_p2p_res *res)
@@ -270,6 +273,10 @@ static int rb_p2p_size(struct rb_netm *m, int peer, size_t bytes, struct rb_p2p_
 		     MPI_STATUS_IGNORE);
 	dt = dt > all ? dt : all;
 	res->wrong = (double)wrong;
+	res->secs = dt;
+	res->bytes = a->p2p == RB_P2P_LAT
+			     ? 0
+			     : (double)bytes * a->iters * (a->p2p == RB_P2P_BIBW ? 2 : 1);
 	if (a->p2p == RB_P2P_LAT) {
 		res->time_us = dt / (2.0 * a->iters) * 1e6;
 		res->bw = res->time_us > 0 ? (double)bytes / (res->time_us * 1e3) : 0;
@@ -310,7 +317,9 @@ static int rb_p2p_run(struct rb_ctx *c)
 		fflush(stdout);
 	}
 	for (int u = 0; u < nuse && !rc; u++) {
-		int dev = m->args->net_dev >= 0 ? m->args->net_dev : m->usable[u];
+		int dev = m->args->net_dev >= 0			? m->args->net_dev
+			  : m->args->net_dev == RB_NET_DEV_PAIR ? m->usable[(m->rank / 2) % nuse]
+								: m->usable[u];
 
 		rc = rb_p2p_connect(m, dev, peer);
 		MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -318,6 +327,7 @@ static int rb_p2p_run(struct rb_ctx *c)
 			struct rb_p2p_res mine = { 0 };
 
 			rc = rb_p2p_size(m, peer, s, &mine);
+			mine.dev = dev;
 			if (rc) {
 				/* the partner may be waiting on a request that will never finish */
 				fflush(stdout);
@@ -326,6 +336,8 @@ static int rb_p2p_run(struct rb_ctx *c)
 			MPI_Gather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE, 0,
 				   MPI_COMM_WORLD);
 			if (m->rank == 0) {
+				double moved = 0, slowest = 0;
+
 				for (int pr = 0; pr < npairs; pr++) {
 					const struct rb_p2p_res *e = &all[2 * pr];
 					double w = all[2 * pr].wrong + all[2 * pr + 1].wrong;
@@ -334,19 +346,31 @@ static int rb_p2p_run(struct rb_ctx *c)
 					snprintf(pair, sizeof(pair), "%d-%d", 2 * pr, 2 * pr + 1);
 					printf("  %4d  %-24.24s  %5s  %12zu  %7d  %9.2f  %9.3f  "
 					       "%6g\n",
-					       dev, m->props[dev].name, pair, s, a->iters,
-					       e->time_us, e->bw, w);
+					       e->dev,
+					       e->dev >= 0 && e->dev < m->ndevs
+						       ? m->props[e->dev].name
+						       : "?",
+					       pair, s, a->iters, e->time_us, e->bw, w);
 					wrong_total += w;
 					bw_sum += e->bw;
 					bw_n++;
+					moved += e->bytes;
+					slowest = e->secs > slowest ? e->secs : slowest;
 				}
+				/* the pairs started together (a barrier): all bytes over the
+				 * slowest pair's time is what they moved at once */
+				if (npairs > 1 && a->p2p != RB_P2P_LAT &&
+				    m->args->net_dev == RB_NET_DEV_PAIR)
+					printf("# aggregate of %d pairs at %zu B: %.3f GB/s (every "
+					       "pair's bytes over the slowest pair's time)\n",
+					       npairs, s, slowest > 0 ? moved / slowest / 1e9 : 0);
 				fflush(stdout);
 			}
 			if (s == a->maxbytes || rb_p2p_next(a, s) <= s)
 				break;
 		}
 		rb_p2p_close(m);
-		if (m->args->net_dev >= 0)
+		if (m->args->net_dev != RB_NET_DEV_AUTO)
 			break;
 	}
 	free(all);

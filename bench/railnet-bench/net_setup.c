@@ -112,6 +112,12 @@ int rb_netm_validate(const struct rb_args *a, char *err, size_t errlen)
 			 rb_p2p_names[a->p2p]);
 		return -1;
 	}
+	if (a->net_dev == RB_NET_DEV_PAIR && !a->p2p) {
+		snprintf(err, errlen,
+			 "--net-dev pair places the pairs of --p2p; a collective takes a device "
+			 "index or auto");
+		return -1;
+	}
 	if (a->p2p && (a->json_path || a->csv_path)) {
 		snprintf(err, errlen,
 			 "--p2p prints its own table; --json and --csv record collectives only");

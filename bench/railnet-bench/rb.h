@@ -109,10 +109,14 @@ extern const struct rb_coll_info rb_colls[RB_COLL_NR];
 extern const struct rb_type_info rb_types[RB_TYPE_NR];
 extern const char *const rb_op_names[RB_OP_NR];
 
-/* Every flag, after parsing; *_set say the user gave the flag explicitly. */
 /* --min-time never runs more iterations than this per size and placement */
 #define RB_MIN_TIME_MAX_ITERS 1000000
 
+/* --net-dev values besides a device index */
+#define RB_NET_DEV_AUTO (-1) /* local rank modulo the devices NCCL would use */
+#define RB_NET_DEV_PAIR (-2) /* --p2p: pair k (ranks 2k, 2k+1) on device k modulo those */
+
+/* Every flag, after parsing; *_set say the user gave the flag explicitly. */
 struct rb_args {
 	enum rb_mode mode;
 	enum rb_coll coll;
@@ -144,7 +148,7 @@ struct rb_args {
 	/* --net only (net_flag names the first one given, for the error under --nccl) */
 	const char *plugin; /* --plugin: NULL = NCCL_NET_PLUGIN, else the built railnet */
 	int net_api;	    /* --net-api: 0 = the newest ncclNetPlugin_vN exported */
-	int net_dev;	    /* --net-dev: -1 = local rank modulo the devices */
+	int net_dev;	    /* --net-dev: a device index, RB_NET_DEV_AUTO or RB_NET_DEV_PAIR */
 	int merge;	    /* --merge: fuse the ports of one NIC with makeVDevice, as NCCL */
 	int slots;	    /* --slots: requests in flight per direction */
 	size_t chunk;	    /* --chunk: bytes per isend/irecv */
