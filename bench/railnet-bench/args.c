@@ -588,11 +588,12 @@ int rb_args_parse(int argc, char **argv, struct rb_args *a, char *err, size_t er
 				a->net_dev = RB_NET_DEV_AUTO;
 			else if (!strcasecmp(v, "pair"))
 				a->net_dev = RB_NET_DEV_PAIR;
-			else if (rb_parse_int("--net-dev", v, 0, 4095, &a->net_dev, err, errlen))
-				return rb_err(err, errlen,
-					      "--net-dev '%s': a device index (0..4095), auto or "
-					      "pair",
-					      v);
+			else if (rb_parse_int("--net-dev", v, 0, 4095, &a->net_dev, err, errlen)) {
+				size_t n = strlen(err);
+
+				snprintf(err + n, errlen > n ? errlen - n : 0, "; or auto, pair");
+				return -1;
+			}
 			break;
 		case RB_OPT_MERGE:
 			rc = rb_parse_int("--merge", v, 0, 1, &a->merge, err, errlen);

@@ -64,8 +64,8 @@ check 2 "--chunk 100: out of range, allowed 4K..1G" --net --chunk 100
 check 2 "--chunk 5000: must be a multiple of 128 bytes" --net --chunk 5000
 check 2 "--chunk 'x' is not a size" --net --chunk x
 check 2 "--net-api 5: out of range, allowed 6..12" --net --net-api 5
-check 2 "--net-dev 'x': a device index (0..4095), auto or pair" --net --net-dev x
-check 2 "--net-dev '-3': a device index (0..4095), auto or pair" --net --net-dev -3
+check 2 "--net-dev 'x': not an integer; or auto, pair" --net --net-dev x
+check 2 "--net-dev -3: out of range, allowed 0..4095; or auto, pair" --net --net-dev -3
 check 2 "--net-dev pair places the pairs of --p2p" --net --net-dev pair
 check 2 "--merge 2: out of range, allowed 0..1" --net --merge 2
 check 2 "--p2p foo: unknown test; known: bw, bibw, lat" --net --p2p foo

@@ -295,7 +295,11 @@ static void test_net_flags(void **state)
 	expect_error("--nccl --plugin x", "--plugin: applies to --net only");
 	expect_error("--nccl --p2p bw", "--p2p: applies to --net only");
 	expect_error("--net --net-api 13", "--net-api 13: out of range, allowed 6..12");
-	expect_error("--net --net-dev -1", "--net-dev -1: out of range");
+	expect_error("--net --net-dev -1",
+		     "--net-dev -1: out of range, allowed 0..4095; or auto, pair");
+	expect_error("--net --net-dev pear", "--net-dev 'pear': not an integer; or auto, pair");
+	assert_int_equal(parse("--net --net-dev pair --p2p bw", &a), 0);
+	assert_int_equal(a.net_dev, RB_NET_DEV_PAIR);
 	expect_error("--net --slots 33", "--slots 33: out of range, allowed 2..32");
 	expect_error("--net --chunk 2G", "--chunk 2G: out of range, allowed 4K..1G");
 	expect_error("--net --p2p ping", "--p2p ping: unknown test");
