@@ -24,7 +24,10 @@
 #   ITERS: iterations per run, "SIZE:N ..." overrides per size (default 50, 10 from 64M)
 #   RATE=off|<Gb/s per port> (softverbs' rate model)  SPEC=test/gpu/small-cuda.spec
 #   railnet variants as extra modes: railnet-none (RAILNET_MERGE=none: two devices),
-#   railnet-rr (NCCL_IB_SPLIT_DATA_ON_QPS=0: round-robin)
+#   railnet-rr (NCCL_IB_SPLIT_DATA_ON_QPS=0: round-robin, the default since 2026-12-02),
+#   railnet-split (=1: each message split over the ports); host-staged modes railnet-host,
+#   railnet-host-split and ib-host (NCCL_NET_GDR_LEVEL=LOC: NCCL keeps its network buffers in
+#   host memory and copies between them and the GPU itself; their channels must not show GDRDMA)
 #   BUDGET_S=<seconds>: start no run after that long and print the table of the runs done, with
 #   a note (a GPU machine lent by the minute; a killed script would leave its ranks running)
 #   Each run prints "# run REP MODE SIZE: TIME BUSBW" on stderr as it ends.
@@ -47,8 +50,8 @@ command -v nvidia-smi >/dev/null || skip "no nvidia-smi"
 command -v ip >/dev/null || skip "needs iproute2 (ip)"
 command -v mpirun >/dev/null || skip "needs mpirun"
 for m in $MODES; do
-	case $m in railnet | railnet-none | railnet-rr | ib | socket) ;;
-	*) echo "nccl_compare: mode '$m': want railnet, railnet-none, railnet-rr, ib or socket" >&2
+	case $m in railnet | railnet-none | railnet-rr | railnet-split | railnet-host | railnet-host-split | ib | ib-host | socket) ;;
+	*) echo "nccl_compare: mode '$m': want railnet, railnet-none, railnet-rr, railnet-split, railnet-host, railnet-host-split, ib, ib-host or socket" >&2
 		exit 2 ;;
 	esac
 done
@@ -87,12 +90,16 @@ mode_env() {
 	railnet) echo "NCCL_NET_PLUGIN=railnet NCCL_NET=railnet" ;;
 	railnet-none) echo "NCCL_NET_PLUGIN=railnet NCCL_NET=railnet RAILNET_MERGE=none" ;;
 	railnet-rr) echo "NCCL_NET_PLUGIN=railnet NCCL_NET=railnet NCCL_IB_SPLIT_DATA_ON_QPS=0" ;;
+	railnet-split) echo "NCCL_NET_PLUGIN=railnet NCCL_NET=railnet NCCL_IB_SPLIT_DATA_ON_QPS=1" ;;
+	railnet-host) echo "NCCL_NET_PLUGIN=railnet NCCL_NET=railnet NCCL_NET_GDR_LEVEL=LOC" ;;
+	railnet-host-split) echo "NCCL_NET_PLUGIN=railnet NCCL_NET=railnet NCCL_NET_GDR_LEVEL=LOC NCCL_IB_SPLIT_DATA_ON_QPS=1" ;;
 	ib) echo "NCCL_NET_PLUGIN=none NCCL_NET=IB" ;;
+	ib-host) echo "NCCL_NET_PLUGIN=none NCCL_NET=IB NCCL_NET_GDR_LEVEL=LOC" ;;
 	socket) echo "NCCL_NET_PLUGIN=none NCCL_NET=Socket NCCL_SOCKET_IFNAME=net1" ;;
 	esac
 }
 mode_tag() {
-	case $1 in railnet*) echo railnet ;; ib) echo IB ;; socket) echo Socket ;; esac
+	case $1 in railnet*) echo railnet ;; ib*) echo IB ;; socket) echo Socket ;; esac
 }
 
 # one run: mode, size, rep
@@ -109,12 +116,16 @@ run() {
 		-x LD_LIBRARY_PATH -x RAILNET_IBVERBS_LIB -x SOFTVERBS_RATE -x NCCL_P2P_DISABLE \
 		-x NCCL_SHM_DISABLE -x NCCL_NVLS_ENABLE -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS \
 		-x NCCL_NET_PLUGIN -x NCCL_NET -x RAILNET_MERGE -x NCCL_IB_SPLIT_DATA_ON_QPS \
-		-x NCCL_SOCKET_IFNAME -x SOFTVERBS_GDR_STAGE "${hostid[@]}" \
+		-x NCCL_SOCKET_IFNAME -x SOFTVERBS_GDR_STAGE -x NCCL_NET_GDR_LEVEL "${hostid[@]}" \
 		"$BUILD/bin/railnet-bench" --nccl -g 1 -b "$s" -e "$s" -n "$(iters_for "$s")" -w 3 \
 		-c 1 >"$log" 2>&1 || die "$mode at $s (run $r) failed: $(grep -m1 -E 'WARN|rror' "$log")"
 	tag=$(mode_tag "$mode")
 	grep -qE "via NET/$tag(/|$| )" "$log" || die "$mode at $s (run $r): no channel via NET/$tag; NCCL used: $(grep -oE 'via [A-Za-z]+(/[A-Za-z]+)?' "$log" | sort -u | tr '\n' ' ')"
 	bad=$(grep -E 'Channel .* via ' "$log" | grep -cvE "via NET/$tag(/|$| )")
+	case $mode in *-host | *-host-*)
+		! grep -qE 'Channel .* via .*GDRDMA' "$log" ||
+			die "$mode at $s (run $r): a channel used GPUDirect RDMA; NCCL_NET_GDR_LEVEL=LOC did not apply" ;;
+	esac
 	[ "$bad" = 0 ] || die "$mode at $s (run $r): $bad channel(s) not via NET/$tag: $(grep -E 'Channel .* via ' "$log" | grep -vE "via NET/$tag" | head -1)"
 	awk -v m="$mode" -v r="$r" '/^ *[0-9]+ +[0-9]+ /{ if ($9 != "0") { print "WRONG"; exit } print m "\t" $1 "\t" r "\t" $6 "\t" $8 }' "$log" >>"$OUT/runs.tsv"
 	grep -q WRONG "$OUT/runs.tsv" && die "$mode at $s (run $r): #wrong is not 0"
@@ -154,7 +165,8 @@ print("# medians of the out-of-place column; min-max in parentheses; time in us,
 head = f"{'size':>11}"
 for m in modes:
     head += f" | {m + ' us':>26} {m + ' GB/s':>26}"
-print(head + " | bw r/IB | t r/IB | bw r/Sock | t r/Sock")
+host = "railnet-host" in modes and "ib-host" in modes
+print(head + " | bw r/IB | t r/IB | bw r/Sock | t r/Sock" + (" | bw rh/IBh | t rh/IBh" if host else ""))
 for s in sizes:
     line = f"{s:>11}"
     for m in modes:
@@ -164,5 +176,7 @@ for s in sizes:
         x, y = med(a, s, k), med(b, s, k)
         return f"{x[0] / y[0]:.3f}" if x and y and y[0] else "-"
     line += f" | {ratio('railnet', 'ib', 1):>7} | {ratio('railnet', 'ib', 0):>6} | {ratio('railnet', 'socket', 1):>9} | {ratio('railnet', 'socket', 0):>8}"
+    if host:
+        line += f" | {ratio('railnet-host', 'ib-host', 1):>9} | {ratio('railnet-host', 'ib-host', 0):>8}"
     print(line)
 PY

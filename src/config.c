@@ -450,14 +450,14 @@ const struct rn_config_var rn_config_table[] = {
 	{
 		.name = "NCCL_IB_SPLIT_DATA_ON_QPS",
 		.type = RN_CFG_BOOL,
-		.def = "1",
-		.help = "1: a message is split over the live QPs of the connection in "
-			"128-byte-aligned chunks (at most one part per 16 KiB); 0: every message "
-			"goes whole over one QP and successive messages rotate through the live "
-			"QPs (so through the ports). railnet's default is 1, NCCL's is 0: on "
-			"softverbs (H200 host, 2 ports) split reached 9.5-10.0 GB/s at 256 MiB "
-			"against 7.4-8.1 for round-robin, and 22-24 us against 29-31 us for 8 B "
-			"(docs/performance.md).",
+		.def = "0",
+		.help = "0: every message goes whole over one QP and successive messages rotate "
+			"through the live QPs (so through the ports); 1: a message is split over "
+			"the live QPs of the connection in 128-byte-aligned chunks (at most one "
+			"part per 16 KiB). The default is 0, NCCL's: under NCCL with GPU memory "
+			"(H200, softverbs, 3 runs) round-robin moved 1.80/4.09/4.28 GB/s busbw at "
+			"1 MiB/16 MiB/256 MiB against 1.39/3.74/3.49 for split; split is faster "
+			"only host to host without a rate model (docs/performance.md).",
 		.offset = RN_MEMBER(ib_split_data_on_qps, bool),
 	},
 	{

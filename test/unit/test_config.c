@@ -98,7 +98,7 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.ib_retry_cnt, 7);
 	assert_int_equal(cfg.ib_pkey, 0);
 	assert_int_equal(cfg.ib_qps_per_conn, 1);
-	assert_true(cfg.ib_split_data_on_qps); /* railnet's measured default */
+	assert_false(cfg.ib_split_data_on_qps); /* round-robin: NCCL's, and measured faster */
 	assert_false(cfg.ib_use_inline);
 	assert_string_equal(cfg.socket_ifname, "");
 	rn_config_fini(&cfg);
