@@ -72,80 +72,99 @@ static int sv_parse_errno(const char *s)
 	return (*s && !*end && v > 0 && v < 4096) ? (int)v : 0;
 }
 
-static void sv_parse_fail(const char *env)
+/* Calls each(rule) for every comma-separated rule of env (at most 1023 bytes of it). */
+static void sv_each_rule(const char *env, void (*each)(const char *rule))
 {
 	char buf[1024], *tok, *save = NULL;
 
 	snprintf(buf, sizeof(buf), "%s", env);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char verb[48], nth[16], err[32];
-		struct sv_fail_rule *r;
-
-		if (sscanf(tok, "%47[^:]:%15[^:]:%31s", verb, nth, err) != 3 || atoi(nth) < 1 ||
-		    !sv_parse_errno(err) || sv_nfail == SV_MAX_FAIL) {
-			sv_log("SOFTVERBS_FAIL: \"%s\" ignored; want <verb>:<nth call>:<errno>, "
-			       "e.g. ibv_create_qp:3:ENOMEM",
-			       tok);
-			continue;
-		}
-		r = &sv_fail_rules[sv_nfail++];
-		snprintf(r->verb, sizeof(r->verb), "%s", verb);
-		r->nth = (uint32_t)atoi(nth);
-		r->err = sv_parse_errno(err);
-	}
-	sv_fault_any = sv_nfail > 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		each(tok);
 }
 
-static void sv_parse_ports(const char *env)
+/*
+ * A rule "<dev>:<port>:<rest>": copies dev (at most 63 characters) and the port (>= 1);
+ * returns rest, or NULL when the rule does not start that way.
+ */
+static const char *sv_dev_port(const char *rule, char dev[64], int *port)
 {
-	char buf[1024], *tok, *save = NULL;
+	const char *colon = strchr(rule, ':');
+	char *end;
+	long v;
 
-	snprintf(buf, sizeof(buf), "%s", env);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		struct sv_port_fault *f;
-		double down = -1, up = 0;
-		char dev[64];
-		int port = 0, n;
-
-		n = sscanf(tok, "%63[^:]:%d:%lf:%lf", dev, &port, &down, &up);
-		if (n < 3 || port < 1 || down < 0 || (n == 4 && up <= down) ||
-		    sv_fault_nports == 8) {
-			sv_log("SOFTVERBS_PORT_DOWN: \"%s\" ignored; want <dev>:<port>:<down ms>"
-			       "[:<up ms>], e.g. mlx5_0:1:100:300",
-			       tok);
-			continue;
-		}
-		f = &sv_fault_ports[sv_fault_nports++];
-		snprintf(f->dev, sizeof(f->dev), "%s", dev);
-		f->port = port;
-		f->down_ns = (uint64_t)(down * 1e6);
-		f->up_ns = n == 4 ? (uint64_t)(up * 1e6) : 0;
-	}
+	if (!colon || colon == rule || colon - rule > 63)
+		return NULL;
+	memcpy(dev, rule, (size_t)(colon - rule));
+	dev[colon - rule] = 0;
+	v = strtol(colon + 1, &end, 10);
+	if (end == colon + 1 || *end != ':' || v < 1 || v > 255)
+		return NULL;
+	*port = (int)v;
+	return end + 1;
 }
 
-static void sv_parse_mtus(const char *env)
+static void sv_fail_rule(const char *tok)
 {
-	char buf[1024], *tok, *save = NULL;
+	char verb[48], nth[16], err[32];
+	struct sv_fail_rule *r;
 
-	snprintf(buf, sizeof(buf), "%s", env);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		struct sv_mtu_fault *f;
-		char dev[64], extra;
-		int port = 0;
-		unsigned int mtu = 0;
-
-		if (sscanf(tok, "%63[^:]:%d:%u%c", dev, &port, &mtu, &extra) != 3 || port < 1 ||
-		    mtu < 576 || mtu > 65535 || sv_fault_nmtus == 8) {
-			sv_log("SOFTVERBS_LINK_MTU: \"%s\" ignored; want <dev>:<port>:<bytes> with "
-			       "bytes from 576 to 65535 (8 entries at most), e.g. mlx5_0:1:1500",
-			       tok);
-			continue;
-		}
-		f = &sv_fault_mtus[sv_fault_nmtus++];
-		snprintf(f->dev, sizeof(f->dev), "%s", dev);
-		f->port = port;
-		f->mtu = mtu;
+	if (sscanf(tok, "%47[^:]:%15[^:]:%31s", verb, nth, err) != 3 || atoi(nth) < 1 ||
+	    !sv_parse_errno(err) || sv_nfail == SV_MAX_FAIL) {
+		sv_log("SOFTVERBS_FAIL: \"%s\" ignored; want <verb>:<nth call>:<errno>, "
+		       "e.g. ibv_create_qp:3:ENOMEM",
+		       tok);
+		return;
 	}
+	r = &sv_fail_rules[sv_nfail++];
+	snprintf(r->verb, sizeof(r->verb), "%s", verb);
+	r->nth = (uint32_t)atoi(nth);
+	r->err = sv_parse_errno(err);
+}
+
+static void sv_port_rule(const char *tok)
+{
+	struct sv_port_fault *f;
+	double down = -1, up = 0;
+	const char *rest;
+	char dev[64];
+	int port = 0, n = 0;
+
+	rest = sv_dev_port(tok, dev, &port);
+	if (rest)
+		n = sscanf(rest, "%lf:%lf", &down, &up);
+	if (n < 1 || down < 0 || (n == 2 && up <= down) || sv_fault_nports == 8) {
+		sv_log("SOFTVERBS_PORT_DOWN: \"%s\" ignored; want <dev>:<port>:<down ms>"
+		       "[:<up ms>], e.g. mlx5_0:1:100:300",
+		       tok);
+		return;
+	}
+	f = &sv_fault_ports[sv_fault_nports++];
+	snprintf(f->dev, sizeof(f->dev), "%s", dev);
+	f->port = port;
+	f->down_ns = (uint64_t)(down * 1e6);
+	f->up_ns = n == 2 ? (uint64_t)(up * 1e6) : 0;
+}
+
+static void sv_mtu_rule(const char *tok)
+{
+	struct sv_mtu_fault *f;
+	const char *rest;
+	char dev[64], extra;
+	unsigned int mtu = 0;
+	int port = 0;
+
+	rest = sv_dev_port(tok, dev, &port);
+	if (!rest || sscanf(rest, "%u%c", &mtu, &extra) != 1 || mtu < 576 || mtu > 65535 ||
+	    sv_fault_nmtus == 8) {
+		sv_log("SOFTVERBS_LINK_MTU: \"%s\" ignored; want <dev>:<port>:<bytes> with "
+		       "bytes from 576 to 65535 (8 entries at most), e.g. mlx5_0:1:1500",
+		       tok);
+		return;
+	}
+	f = &sv_fault_mtus[sv_fault_nmtus++];
+	snprintf(f->dev, sizeof(f->dev), "%s", dev);
+	f->port = port;
+	f->mtu = mtu;
 }
 
 bool sv_fault_frame_lost(const char *dev, int port, uint64_t len, int path_mtu)
@@ -175,8 +194,10 @@ void sv_fault_init(void)
 	const char *e;
 
 	e = getenv("SOFTVERBS_FAIL");
-	if (e && *e)
-		sv_parse_fail(e);
+	if (e && *e) {
+		sv_each_rule(e, sv_fail_rule);
+		sv_fault_any = sv_nfail > 0;
+	}
 	e = getenv("SOFTVERBS_QP_ERR_AFTER");
 	if (e && *e) {
 		char *end;
@@ -209,10 +230,10 @@ void sv_fault_init(void)
 	}
 	e = getenv("SOFTVERBS_PORT_DOWN");
 	if (e && *e)
-		sv_parse_ports(e);
+		sv_each_rule(e, sv_port_rule);
 	e = getenv("SOFTVERBS_LINK_MTU");
 	if (e && *e)
-		sv_parse_mtus(e);
+		sv_each_rule(e, sv_mtu_rule);
 	e = getenv("SOFTVERBS_CUT_LINK");
 	if (e && *e) {
 		double ms = -1;

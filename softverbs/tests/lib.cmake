@@ -59,7 +59,7 @@ sv_add_tests(test_sv_errors test_sv_errors.c "rem_bad_rkey;rnr_infinite;short_re
 
 sv_add_tests(test_sv_faults test_sv_faults.c
 	"fail_nth;qp_err_after;port_down;cut_link;link_mtu_send;link_mtu_recv;link_mtu_fits;cqe_delay;\
-latency;rate;rate_serial;rate_off;reap;reap_pidns")
+latency;rate;rate_serial;bad_rules;rate_off;reap;reap_pidns")
 # the one-copy path and the stream path check the link MTU in different places
 sv_add_tests(test_sv_faults test_sv_faults.c "link_mtu_send;link_mtu_recv" SUFFIX .stream
 	ENV "SOFTVERBS_VM=off")

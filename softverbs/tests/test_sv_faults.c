@@ -243,6 +243,44 @@ static void t_link_mtu_fits(void)
 	sv_run2(mtu_body, a, 30);
 }
 
+/*
+ * Malformed SOFTVERBS_PORT_DOWN and SOFTVERBS_LINK_MTU rules are each said in one line and
+ * ignored: none takes effect (a 64 KiB WRITE crosses the port they name).
+ */
+static void t_bad_rules(void)
+{
+	char path[] = "/tmp/sv-rules-XXXXXX", text[8192];
+	int fd = mkstemp(path), saved = dup(2), lines = 0;
+	struct sv_ep_info me;
+	struct sv_ep ep;
+	struct ibv_wc wc;
+	ssize_t n;
+
+	CHECK(fd >= 0 && saved >= 0);
+	setenv("SOFTVERBS_PORT_DOWN", "svdev0:0:10,:1:10,svdev0:1:x,svdev0:1:30:20,svdev0:1:-5", 1);
+	setenv("SOFTVERBS_LINK_MTU", "svdev0:1:100,svdev0:1:1500x,svdev0,svdev0:1,svdev0:abc:1500",
+	       1);
+	fflush(stderr);
+	CHECK(dup2(fd, 2) == 2);
+	ep = loop_ep(NULL, &me); /* the first verbs call reads the rules */
+	fflush(stderr);
+	CHECK(dup2(saved, 2) == 2);
+	close(saved);
+	n = pread(fd, text, sizeof(text) - 1, 0);
+	CHECK(n > 0);
+	text[n > 0 ? n : 0] = 0;
+	close(fd);
+	unlink(path);
+	for (const char *p = text; (p = strstr(p, "\" ignored; want")); p++)
+		lines++;
+	printf("%s", text);
+	CHECK_EQ(lines, 10);
+	sv_post_write(&ep, IBV_WR_RDMA_WRITE, 1, 0, 65536, &me, 65536, IBV_SEND_SIGNALED, 0);
+	CHECK_EQ(sv_poll(ep.cq, &wc, 1, 5000), 1);
+	CHECK_WC(wc, IBV_WC_SUCCESS);
+	sv_ep_close(&ep);
+}
+
 static void t_cqe_delay(void)
 {
 	struct sv_ep_info me;
@@ -545,6 +583,7 @@ static const struct sv_case cases[] = {
 	{ "latency", t_latency },
 	{ "rate", t_rate },
 	{ "rate_serial", t_rate_serial },
+	{ "bad_rules", t_bad_rules },
 	{ "rate_off", t_rate_off },
 	{ "reap", t_reap },
 	{ "reap_pidns", t_reap_pidns },
