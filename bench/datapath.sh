@@ -16,8 +16,8 @@ ITERS=${ITERS:-20}
 [ "$(id -u)" = 0 ] || { echo "bench/datapath.sh: needs root (network namespaces); skipped"; exit 0; }
 command -v mpirun >/dev/null || { echo "bench/datapath.sh: no mpirun; skipped"; exit 0; }
 [ -x "$B/iproute/bin/ip" ] && ! command -v ip >/dev/null && PATH=$B/iproute/bin:$PATH
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+# shellcheck source=bench/railnet-bench/mpi-env.sh
+. "$S/bench/railnet-bench/mpi-env.sh"
 export RAILNET_IBVERBS_LIB=$B/softverbs/libibverbs.so.1
 unset NCCL_NET_PLUGIN
 fab=$(mktemp -d /tmp/rn-datapath.XXXXXX)

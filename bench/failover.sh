@@ -23,8 +23,8 @@ SIZE=${SIZE:-1M}
 [ "$(id -u)" = 0 ] || { echo "bench/failover.sh: needs root (network namespaces)" >&2; exit 77; }
 command -v mpirun >/dev/null || { echo "bench/failover.sh: no mpirun" >&2; exit 77; }
 [ -x "$B/iproute/bin/ip" ] && ! command -v ip >/dev/null && PATH=$B/iproute/bin:$PATH
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+# shellcheck source=bench/railnet-bench/mpi-env.sh
+. "$S/bench/railnet-bench/mpi-env.sh"
 export RAILNET_IBVERBS_LIB=$B/softverbs/libibverbs.so.1
 unset NCCL_NET_PLUGIN NCCL_IB_TIMEOUT NCCL_IB_RETRY_CNT RAILNET_KEEPALIVE_MS SOFTVERBS_PORT_DOWN
 W=$(mktemp -d /tmp/rn-failover.XXXXXX)

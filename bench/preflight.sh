@@ -89,9 +89,9 @@ if [ "${NEIGH:-pinned}" = pinned ]; then
 fi
 pods=
 for n in $(seq 0 $((PODS - 1))); do pods=${pods:+$pods,}node$n:pod$n; done
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
-export OMPI_MCA_rmaps_base_oversubscribe=1 RAILNET_IBVERBS_LIB=$B/softverbs/libibverbs.so.1
+# shellcheck source=bench/railnet-bench/mpi-env.sh
+. "$S/bench/railnet-bench/mpi-env.sh"
+export RAILNET_IBVERBS_LIB=$B/softverbs/libibverbs.so.1
 export SOFTVERBS_RATE=${RATE:-off}
 t0=$(date +%s.%N)
 # shellcheck disable=SC2086  # PREFLIGHT_ARGS is a list of options

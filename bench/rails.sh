@@ -40,8 +40,8 @@ done
 [ "$(id -u)" = 0 ] || { echo "bench/rails.sh: needs root (network namespaces)" >&2; exit 77; }
 command -v mpirun >/dev/null || { echo "bench/rails.sh: needs mpirun" >&2; exit 77; }
 [ -x "$B/iproute/bin/ip" ] && ! command -v ip >/dev/null && PATH=$B/iproute/bin:$PATH
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+# shellcheck source=bench/railnet-bench/mpi-env.sh
+. "$S/bench/railnet-bench/mpi-env.sh"
 export RAILNET_IBVERBS_LIB=$B/softverbs/libibverbs.so.1 SOFTVERBS_RATE=$RATE
 unset NCCL_NET_PLUGIN
 FAB=$B/bin/softverbs-fabric

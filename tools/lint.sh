@@ -228,7 +228,7 @@ shell_check() {
 		return 0
 	fi
 	shopt -s nullglob globstar
-	scripts=(tools/*.sh test/**/*.sh softverbs/**/*.sh)
+	scripts=(tools/*.sh test/**/*.sh softverbs/**/*.sh bench/**/*.sh)
 	[[ -f .ci/run ]] && scripts+=(.ci/run)
 	shopt -u nullglob globstar
 	if ((${#scripts[@]} == 0)); then

@@ -12,9 +12,8 @@ bin=$1 build=$2
 plugin=$build/test-plugins/libnccl-net-rbmock.so
 command -v mpirun >/dev/null 2>&1 || { echo "no mpirun on this machine" >&2; exit 77; }
 [ -f "$plugin" ] || { echo "FAIL: $plugin not built"; exit 1; }
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
-export OMPI_MCA_rmaps_base_oversubscribe=1
+# shellcheck source=bench/railnet-bench/mpi-env.sh
+. "$3/bench/railnet-bench/mpi-env.sh"
 unset NCCL_NET_PLUGIN
 fails=0
 

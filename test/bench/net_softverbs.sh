@@ -18,10 +18,8 @@ command -v mpirun >/dev/null 2>&1 || { echo "no mpirun on this machine" >&2; exi
 for f in "$fab" "$sv" "$plugin"; do
 	[ -e "$f" ] || { echo "FAIL: $f is not built"; exit 1; }
 done
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# vader (shared memory) works across network namespaces; TCP between them would need routes
-export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
-export OMPI_MCA_rmaps_base_oversubscribe=1
+# shellcheck source=bench/railnet-bench/mpi-env.sh
+. "$src/bench/railnet-bench/mpi-env.sh"
 export RAILNET_IBVERBS_LIB=$sv
 unset NCCL_NET_PLUGIN
 out=$(mktemp -d /tmp/rb-net-sv-XXXXXX)

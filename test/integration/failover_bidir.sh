@@ -25,8 +25,8 @@ for f in bin/railnet-bench bin/softverbs-fabric libnccl-net-railnet.so softverbs
 	[ -e "$B/$f" ] || { echo "FAIL: $B/$f is not built"; exit 1; }
 done
 [ -x "$B/iproute/bin/ip" ] && ! command -v ip >/dev/null && PATH=$B/iproute/bin:$PATH
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+# shellcheck source=bench/railnet-bench/mpi-env.sh
+. "$S/bench/railnet-bench/mpi-env.sh"
 export RAILNET_IBVERBS_LIB=$B/softverbs/libibverbs.so.1
 # sanitizer builds: MPI keeps allocations past exit (railnet's own leaks: the unit tests)
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"

@@ -18,10 +18,8 @@ for f in "$BIN" "$FAB" "$LIB" "$PLUGIN" "$SHIM"; do
 	[ -e "$f" ] || { echo "FAIL: $f is not there (not built?)"; exit 1; }
 done
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# vader (shared memory) works across network namespaces; TCP between them would need routes
-export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
-export OMPI_MCA_rmaps_base_oversubscribe=1
+# shellcheck source=bench/railnet-bench/mpi-env.sh
+. "$S/bench/railnet-bench/mpi-env.sh"
 export RAILNET_IBVERBS_LIB=$LIB
 unset NCCL_NET_PLUGIN RAILNET_STATS RAILNET_MERGE
 W=$(mktemp -d /tmp/rn-nettest.XXXXXX)
