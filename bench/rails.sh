@@ -37,6 +37,7 @@ sizes=()
 for s in $SIZES; do
 	case $s in [0-9]*[KMG] | [0-9]*) sizes+=("$s") ;; *) usage "SIZES: '$s' is not a size" ;; esac
 done
+[ "${#sizes[@]}" -gt 0 ] || usage "SIZES is empty"
 [ "$(id -u)" = 0 ] || { echo "bench/rails.sh: needs root (network namespaces)" >&2; exit 77; }
 command -v mpirun >/dev/null || { echo "bench/rails.sh: needs mpirun" >&2; exit 77; }
 [ -x "$B/iproute/bin/ip" ] && ! command -v ip >/dev/null && PATH=$B/iproute/bin:$PATH

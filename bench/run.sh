@@ -42,11 +42,14 @@ PAIRS=${SCALE_PAIRS:-128,256,512,1024} bash "$(dirname "$0")/scale.sh" "$BUILD"
 
 echo
 echo "== railnet over many rails at once against the rate model (docs/performance.md) =="
-rc=0
+# its own knobs (RAILS_PORTS, RAILS_RATE, RAILS_REPS, RAILS_SIZES): RATE and the like belong to
+# datapath.sh above
 if [ "$(nproc)" -ge 16 ]; then
-	bash "$(dirname "$0")/rails.sh" "$BUILD" || rc=$?
+	ports="2 8 16" rate=4 reps=3 sizes="1M 64M 256M"
 else # a small machine: fewer rails and a lower rate, so that the links, not the CPUs, bind
-	PORTS=${PORTS:-2 8} RATE=${RATE:-1} REPS=${REPS:-1} SIZES=${SIZES:-1M 64M} \
-		bash "$(dirname "$0")/rails.sh" "$BUILD" || rc=$?
+	ports="2 8" rate=1 reps=1 sizes="1M 64M"
 fi
+rc=0
+PORTS=${RAILS_PORTS:-$ports} RATE=${RAILS_RATE:-$rate} REPS=${RAILS_REPS:-$reps} \
+	SIZES=${RAILS_SIZES:-$sizes} bash "$(dirname "$0")/rails.sh" "$BUILD" || rc=$?
 [ "$rc" = 0 ] || [ "$rc" = 77 ] || exit "$rc" # 77: not root, or no mpirun (it says which)

@@ -958,9 +958,15 @@ static void sv_req_nak(struct sv_qp *qp, const struct sv_hdr *h, uint64_t now)
 		}
 		/* Go-Back-N: retransmit from the NAKed message once the timer expires */
 		for (uint32_t m = h->msn;; m++) {
+			struct sv_swqe *w = &qp->sq[m % qp->sq_size];
+
+			/* a WR that went out crosses the link again (the rate model queues it
+			 * anew); one only queued keeps its place */
+			if (w->sent_ns || w->off)
+				w->rate_end_ns = 0;
 			/* including sq_next itself: it may be half sent (stream path chunks) */
-			qp->sq[m % qp->sq_size].off = 0;
-			qp->sq[m % qp->sq_size].sent_ns = 0;
+			w->off = 0;
+			w->sent_ns = 0;
 			if (m == qp->sq_next || m + 1 == qp->sq_tail)
 				break;
 		}

@@ -93,7 +93,7 @@ struct sv_port {
 	/* runtime, shared by all contexts of the process */
 	int fault_down; /* port taken down by SOFTVERBS_PORT_DOWN (atomic) */
 	pthread_mutex_t rate_lock;
-	uint64_t next_free_ns; /* token bucket as a virtual finishing time */
+	uint64_t next_free_ns; /* rate model: when the port's queue has sent all it holds */
 };
 
 struct sv_device {
