@@ -26,7 +26,7 @@ trap '"$B/bin/softverbs-fabric" down "$fab" >/dev/null 2>&1; rm -rf "$fab"' EXIT
 "$B/bin/softverbs-fabric" up "$fab" >/dev/null 2>&1 || { echo "bench/datapath.sh: fabric up failed; skipped"; exit 0; }
 
 p2p() { # MODE ARGS...: the rows of one railnet-bench --net --p2p run
-	timeout 600 mpirun -np 2 --bind-to none "$S/bench/railnet-bench/in-pod.sh" "$fab" 1 \
+	timeout 600 mpirun -np 2 "$S/bench/railnet-bench/in-pod.sh" "$fab" 1 \
 		node0:pod0,node0:pod1 -- "$B/bin/railnet-bench" --net --plugin \
 		"$B/libnccl-net-railnet.so" -T 120 --p2p "$@" 2>&1 | awk '$1 ~ /^[0-9]+$/ && NF >= 8'
 }

@@ -35,7 +35,7 @@ trap '"$B/bin/softverbs-fabric" down "$W/fab" >/dev/null 2>&1; rm -rf "$W"' EXIT
 allreduce() { # CYCLES LOG [ENV=VALUE...]: one run; its exit status
 	local cycles=$1 log=$2
 	shift 2
-	env "$@" timeout 300 mpirun -np 2 --bind-to none "$S/bench/railnet-bench/in-pod.sh" \
+	env "$@" timeout 300 mpirun -np 2 "$S/bench/railnet-bench/in-pod.sh" \
 		"$W/fab" 1 node0:pod0,node0:pod1 -- "$B/bin/railnet-bench" --net --plugin \
 		"$B/libnccl-net-railnet.so" --coll all_reduce -b "$SIZE" -e "$SIZE" -n 100 -w 5 \
 		-c 1 -N "$cycles" -T 30 >"$log" 2>&1

@@ -95,7 +95,7 @@ export RAILNET_IBVERBS_LIB=$B/softverbs/libibverbs.so.1
 export SOFTVERBS_RATE=${RATE:-off}
 t0=$(date +%s.%N)
 # shellcheck disable=SC2086  # PREFLIGHT_ARGS is a list of options
-timeout 900 mpirun -np "$PODS" --bind-to none "$S/bench/railnet-bench/in-pod.sh" "$W/fab" 1 \
+timeout 900 mpirun -np "$PODS" "$S/bench/railnet-bench/in-pod.sh" "$W/fab" 1 \
 	"$pods" -- "$B/bin/railnet-preflight" --plugin "$B/libnccl-net-railnet.so" \
 	${PREFLIGHT_ARGS:---burst-mb 4 --burst-ms 100} >"$W/report.txt" 2>"$W/err.txt"
 rc=$?

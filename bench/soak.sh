@@ -46,7 +46,7 @@ ports=(mlx5_0 mlx5_2 mlx5_1 mlx5_3)
 run_job() { # COLL CYCLES LOG [ENV=VALUE...]
 	local coll=$1 cycles=$2 log=$3
 	shift 3
-	env "$@" mpirun -np 2 --bind-to none "$S/bench/railnet-bench/in-pod.sh" "$W/fab" 1 \
+	env "$@" mpirun -np 2 "$S/bench/railnet-bench/in-pod.sh" "$W/fab" 1 \
 		node0:pod0,node0:pod1 -- "$B/bin/railnet-bench" --net --plugin \
 		"$B/libnccl-net-railnet.so" --coll "$coll" -b 8 -e 8M -f 8 -n 20 -w 2 -c 1 \
 		-N "$cycles" -T 60 >"$log" 2>&1

@@ -581,6 +581,35 @@ static int nccl_xml_walk(struct nccl_xml *x, struct rn_topo *t, int *placed)
 	return 0;
 }
 
+/*
+ * Read all of fp into a NUL-terminated buffer that grows as the file does (from 64 KiB, up to
+ * RN_NCCL_FILE_MAX + 1 bytes so that a longer file is seen as one); *len is the byte count.
+ * NCCL's topology files are a few KiB: an 8 MiB buffer for each would cost a large mapping.
+ * NULL when out of memory.
+ */
+static char *nccl_file_read(FILE *fp, size_t *len)
+{
+	size_t cap = 64u << 10, n = 0;
+	char *buf = NULL;
+
+	for (;;) {
+		char *nb = realloc(buf, cap + 1);
+
+		if (!nb) {
+			free(buf);
+			return NULL;
+		}
+		buf = nb;
+		n += fread(buf + n, 1, cap - n, fp);
+		if (n < cap || cap > RN_NCCL_FILE_MAX)
+			break;
+		cap = cap * 2 > RN_NCCL_FILE_MAX ? RN_NCCL_FILE_MAX + 1 : cap * 2;
+	}
+	buf[n] = 0;
+	*len = n;
+	return buf;
+}
+
 int rn_topo_apply_nccl_file(struct rn_topo *t, const char *path)
 {
 	struct nccl_xml x = { .path = path };
@@ -599,13 +628,10 @@ int rn_topo_apply_nccl_file(struct rn_topo *t, const char *path)
 			path, strerror(-ret));
 		return ret;
 	}
-	x.buf = malloc(RN_NCCL_FILE_MAX + 1);
-	if (!x.buf) {
-		fclose(fp);
-		return -ENOMEM;
-	}
-	n = fread(x.buf, 1, RN_NCCL_FILE_MAX + 1, fp);
+	x.buf = nccl_file_read(fp, &n);
 	fclose(fp);
+	if (!x.buf)
+		return -ENOMEM;
 	if (n > RN_NCCL_FILE_MAX || memchr(x.buf, 0, n)) {
 		RN_WARN("NCCL_TOPO_FILE %s: %s; railnet places devices from the sysfs topology "
 			"instead",
@@ -613,7 +639,6 @@ int rn_topo_apply_nccl_file(struct rn_topo *t, const char *path)
 		free(x.buf);
 		return -EINVAL;
 	}
-	x.buf[n] = 0;
 	/* on error, nothing the walk changed may stay */
 	save = t->ndevs ? malloc((size_t)t->ndevs * sizeof(*save)) : NULL;
 	if (t->ndevs && !save) {

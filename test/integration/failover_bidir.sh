@@ -42,7 +42,7 @@ for run in "0 mlx5_0 mlx5_2" "1 mlx5_3 mlx5_1"; do
 	read -r rank dev peer <<<"$run"
 	log=$W/run$rank.log
 	# shellcheck disable=SC2016 # expanded by each rank's bash: its own stats file
-	SOFTVERBS_PORT_DOWN=$dev:1:1500 timeout 300 mpirun -np 2 --bind-to none bash -c \
+	SOFTVERBS_PORT_DOWN=$dev:1:1500 timeout 300 mpirun -np 2 bash -c \
 		'RAILNET_STATS=$0/stats.$OMPI_COMM_WORLD_RANK.json exec "$@"' "$W" \
 		"$S/bench/railnet-bench/in-pod.sh" "$W/fab" 1 node0:pod0,node0:pod1 -- \
 		"$B/bin/railnet-bench" --net --plugin "$B/libnccl-net-railnet.so" --coll all_reduce \

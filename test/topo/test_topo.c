@@ -502,6 +502,41 @@ static void test_nccl_topo_file(void **state)
 		rn_topo_destroy(t);
 		unlink(path);
 	}
+	/* the size limit, 8 MiB, on a file read in growing pieces: padded with newlines to 100 KiB
+	 * and to exactly 8 MiB it is taken; one byte more, or a NUL byte, and it is refused */
+	{
+		static const size_t sizes[] = { 100u << 10, 8u << 20, (8u << 20) + 1 };
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "/tmp/rn-topo-%d-big.xml", (int)getpid());
+		for (size_t i = 0; i < 4; i++) {
+			size_t len = strlen(good[0]), size = i < 3 ? sizes[i] : 200u << 10;
+			FILE *fp = fopen(path, "w");
+
+			assert_non_null(fp);
+			fputs(good[0], fp);
+			for (size_t k = len; k < size; k++)
+				fputc(i == 3 && k == size - 1 ? '\0' : '\n', fp);
+			assert_int_equal(fclose(fp), 0);
+			rn_test_log_reset();
+			t = vm_topo(path, &rc);
+			if (i < 2) {
+				RN_ASSERT_NO_WARN();
+				assert_int_equal(rc, 2);
+			} else {
+				char want[PATH_MAX + 64];
+
+				assert_int_equal(rc, -EINVAL);
+				snprintf(want, sizeof(want), "NCCL_TOPO_FILE %s: %s", path,
+					 i == 2 ? "larger than 8 MiB" : "holds a NUL byte");
+				if (!rn_test_log_contains(want))
+					fail_msg("size %zu: want WARN \"%s\"", size, want);
+				assert_string_equal(t->nccl_file, "");
+			}
+			rn_topo_destroy(t);
+		}
+		unlink(path);
+	}
 	rn_test_log_reset();
 	t = vm_topo("/nonexistent/nccl-topo.xml", &rc);
 	assert_int_equal(rc, -ENOENT);
