@@ -615,7 +615,7 @@ int rn_topo_apply_nccl_file(struct rn_topo *t, const char *path)
 	struct nccl_xml x = { .path = path };
 	struct rn_topo_dev *save;
 	FILE *fp;
-	size_t n;
+	size_t n = 0;
 	int placed = 0, ret;
 
 	if (!path || !*path)
