@@ -25,7 +25,8 @@
 #   RATE=off|<Gb/s per port> (softverbs' rate model)  SPEC=test/gpu/small-cuda.spec
 #   railnet variants as extra modes: railnet-none (RAILNET_MERGE=none: two devices),
 #   railnet-rr (NCCL_IB_SPLIT_DATA_ON_QPS=0: round-robin, the default since 2026-12-02),
-#   railnet-split (=1: each message split over the ports); host-staged modes railnet-host,
+#   railnet-split (=1: each message split over the ports); any mode with +VAR=VALUE appended
+#   runs with those settings too (railnet+NCCL_MIN_NCHANNELS=4); host-staged modes railnet-host,
 #   railnet-host-split and ib-host (NCCL_NET_GDR_LEVEL=LOC: NCCL keeps its network buffers in
 #   host memory and copies between them and the GPU itself; their channels must not show GDRDMA)
 #   BUDGET_S=<seconds>: start no run after that long and print the table of the runs done, with
@@ -45,17 +46,24 @@ rm -f "$OUT"/run.*.txt "$OUT"/runs.tsv
 fab=$OUT/fabric
 skip() { echo "nccl_compare: $*; skipped" >&2; exit 77; }
 die() { echo "nccl_compare: $*" >&2; exit 1; }
+for m in $MODES; do
+	case ${m%%+*} in railnet | railnet-none | railnet-rr | railnet-split | railnet-host | railnet-host-split | ib | ib-host | socket) ;;
+	*) echo "nccl_compare: mode '$m': want railnet, railnet-none, railnet-rr, railnet-split, railnet-host, railnet-host-split, ib, ib-host or socket, each with optional +VAR=VALUE settings" >&2
+		exit 2 ;;
+	esac
+	extra=${m#"${m%%+*}"}
+	for kv in ${extra//+/ }; do
+		[[ $kv =~ ^[A-Z_][A-Z0-9_]*=[A-Za-z0-9_.:,/-]*$ ]] || {
+			echo "nccl_compare: mode '$m': '$kv' is not VAR=VALUE (upper-case name; value of letters, digits and _.:,/-)" >&2
+			exit 2
+		}
+	done
+done
+case $REPS in '' | *[!0-9]* | 0) echo "nccl_compare: REPS=$REPS: want a count >= 1" >&2; exit 2 ;; esac
 command -v nvidia-smi >/dev/null || skip "no nvidia-smi"
 [ -x "$BUILD/iproute/bin/ip" ] && ! command -v ip >/dev/null && PATH=$BUILD/iproute/bin:$PATH
 command -v ip >/dev/null || skip "needs iproute2 (ip)"
 command -v mpirun >/dev/null || skip "needs mpirun"
-for m in $MODES; do
-	case $m in railnet | railnet-none | railnet-rr | railnet-split | railnet-host | railnet-host-split | ib | ib-host | socket) ;;
-	*) echo "nccl_compare: mode '$m': want railnet, railnet-none, railnet-rr, railnet-split, railnet-host, railnet-host-split, ib, ib-host or socket" >&2
-		exit 2 ;;
-	esac
-done
-case $REPS in '' | *[!0-9]* | 0) echo "nccl_compare: REPS=$REPS: want a count >= 1" >&2; exit 2 ;; esac
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 [ "$ngpu" -ge 1 ] || skip "no GPU"
 mps=
@@ -84,8 +92,12 @@ iters_for() {
 	case $s in *G | 64M | 128M | 256M | 512M) echo 10 ;; *) echo 50 ;; esac
 }
 
-# mode -> environment and the channel tag its log must show
+# mode -> environment (a mode's +VAR=VALUE settings last) and the channel tag its log must show
 mode_env() {
+	local extra=${1#"${1%%+*}"}
+	echo "$(mode_base_env "${1%%+*}") ${extra//+/ }"
+}
+mode_base_env() {
 	case $1 in
 	railnet) echo "NCCL_NET_PLUGIN=railnet NCCL_NET=railnet" ;;
 	railnet-none) echo "NCCL_NET_PLUGIN=railnet NCCL_NET=railnet RAILNET_MERGE=none" ;;
@@ -104,7 +116,8 @@ mode_tag() {
 
 # one run: mode, size, rep
 run() {
-	local mode=$1 s=$2 r=$3 log="$OUT/run.$1.$2.$3.txt" tag bad
+	local mode=$1 s=$2 r=$3 log="$OUT/run.$1.$2.$3.txt" tag bad kv xs=()
+	for kv in $(mode_env "$mode"); do xs+=(-x "${kv%%=*}"); done
 	# shellcheck disable=SC2046  # mode_env is a list of assignments
 	"$BUILD/bin/softverbs-fabric" exec "$fab" node0 pod0 -- env \
 		LD_LIBRARY_PATH="$BUILD:$BUILD/softverbs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
@@ -115,14 +128,13 @@ run() {
 		timeout 600 mpirun --allow-run-as-root --bind-to none -np 2 \
 		-x LD_LIBRARY_PATH -x RAILNET_IBVERBS_LIB -x SOFTVERBS_RATE -x NCCL_P2P_DISABLE \
 		-x NCCL_SHM_DISABLE -x NCCL_NVLS_ENABLE -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS \
-		-x NCCL_NET_PLUGIN -x NCCL_NET -x RAILNET_MERGE -x NCCL_IB_SPLIT_DATA_ON_QPS \
-		-x NCCL_SOCKET_IFNAME -x SOFTVERBS_GDR_STAGE -x NCCL_NET_GDR_LEVEL "${hostid[@]}" \
+		-x SOFTVERBS_GDR_STAGE "${xs[@]}" "${hostid[@]}" \
 		"$BUILD/bin/railnet-bench" --nccl -g 1 -b "$s" -e "$s" -n "$(iters_for "$s")" -w 3 \
 		-c 1 >"$log" 2>&1 || die "$mode at $s (run $r) failed: $(grep -m1 -E 'WARN|rror' "$log")"
 	tag=$(mode_tag "$mode")
 	grep -qE "via NET/$tag(/|$| )" "$log" || die "$mode at $s (run $r): no channel via NET/$tag; NCCL used: $(grep -oE 'via [A-Za-z]+(/[A-Za-z]+)?' "$log" | sort -u | tr '\n' ' ')"
 	bad=$(grep -E 'Channel .* via ' "$log" | grep -cvE "via NET/$tag(/|$| )")
-	case $mode in *-host | *-host-*)
+	case ${mode%%+*} in *-host | *-host-*)
 		! grep -qE 'Channel .* via .*GDRDMA' "$log" ||
 			die "$mode at $s (run $r): a channel used GPUDirect RDMA; NCCL_NET_GDR_LEVEL=LOC did not apply" ;;
 	esac
