@@ -51,9 +51,11 @@ softverbs: configure
 deps:
 	@./tools/install-deps.sh
 
+# tools/ctest.sh: scratch folders on a RAM file system and python3 resolved once (faster only)
 test: deps
 	$(MAKE) all
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --output-junit ctest-junit.xml $(CTEST_ARGS)
+	./tools/ctest.sh $(BUILD) --output-on-failure -j $(JOBS) --output-junit ctest-junit.xml \
+		$(CTEST_ARGS)
 
 run: deps
 	$(MAKE) all

@@ -149,7 +149,7 @@ if [ -z "$qemu" ]; then
 fi
 # One softverbs device with two ports whose GID 1 is RoCE v2 ::ffff:127.0.0.1 on lo: a port
 # railnet keeps in any network namespace (the view test/support/rn_test_sv.c makes).
-view=$(mktemp -d /tmp/rn-arm64-view-XXXXXX) || exit 1
+view=$(mktemp -d --tmpdir rn-arm64-view-XXXXXX) || exit 1
 trap 'rm -rf "$view"' EXIT
 mk=$(find "$here" -maxdepth 3 -path '*/bin/sv-mkview' -perm -u+x 2>/dev/null | head -n 1)
 if [ -n "${RN_SV_MKVIEW:-}" ]; then mk=$RN_SV_MKVIEW; fi

@@ -29,7 +29,7 @@ if ! unshare -m true 2>/dev/null; then
 	echo "SKIP: cannot make a mount namespace here (unshare -m failed)"
 	exit 77
 fi
-dir=$(mktemp -d /tmp/sv-execsys-XXXXXX)
+dir=$(mktemp -d --tmpdir sv-execsys-XXXXXX)
 # shellcheck disable=SC2317  # called by the EXIT trap
 cleanup() {
 	"$fab" down "$dir/fab" >/dev/null 2>&1

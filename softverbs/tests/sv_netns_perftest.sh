@@ -18,7 +18,7 @@ if [ "$(id -u)" != 0 ]; then
 	echo "SKIP: network namespaces need root"
 	exit 77
 fi
-dir=$(mktemp -d /tmp/sv-netns-XXXXXX)
+dir=$(mktemp -d --tmpdir sv-netns-XXXXXX)
 srv=
 cleanup() {
 	[ -n "$srv" ] && kill "$srv" 2>/dev/null

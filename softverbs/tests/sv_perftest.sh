@@ -12,7 +12,7 @@ if ! command -v "$tool" >/dev/null 2>&1; then
 	echo "SKIP: $tool not found (apt install perftest)"
 	exit 77
 fi
-dir=$(mktemp -d /tmp/sv-perftest-XXXXXX)
+dir=$(mktemp -d --tmpdir sv-perftest-XXXXXX)
 srv=
 cleanup() {
 	[ -n "$srv" ] && kill "$srv" 2>/dev/null

@@ -124,7 +124,10 @@ static void sv_rm_view(void)
 
 const char *sv_test_view(int ndev, int nports, int gbps, const char *extra)
 {
-	snprintf(sv_tmpdir, sizeof(sv_tmpdir), "/tmp/sv-test-XXXXXX");
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(sv_tmpdir, sizeof(sv_tmpdir), "%s/sv-test-XXXXXX",
+		 tmp && tmp[0] == '/' ? tmp : "/tmp");
 	CHECK(mkdtemp(sv_tmpdir));
 	sv_owner = getpid();
 	atexit(sv_rm_view);

@@ -189,7 +189,7 @@ static int setup(void **state)
 	if (system(probe))
 		rn_test_skip("cannot delete a network namespace here");
 	sv_pathf(tool, sizeof(tool), "%s/bin/softverbs-fabric", rn_test_build_dir());
-	sv_pathf(out, sizeof(out), "/tmp/sv-fabric-netns.XXXXXX");
+	sv_pathf(out, sizeof(out), "%s/sv-fabric-netns.XXXXXX", rn_test_tmp_dir());
 	return mkdtemp(out) ? 0 : -1;
 }
 

@@ -232,7 +232,7 @@ static void test_fixtures(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	sv_pathf(outroot, sizeof(outroot), "/tmp/sv-fabric-topo.XXXXXX");
+	sv_pathf(outroot, sizeof(outroot), "%s/sv-fabric-topo.XXXXXX", rn_test_tmp_dir());
 	return mkdtemp(outroot) ? 0 : -1;
 }
 

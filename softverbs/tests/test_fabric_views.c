@@ -297,7 +297,7 @@ static void test_einval_target(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	sv_pathf(outroot, sizeof(outroot), "/tmp/sv-fabric-views.XXXXXX");
+	sv_pathf(outroot, sizeof(outroot), "%s/sv-fabric-views.XXXXXX", rn_test_tmp_dir());
 	return mkdtemp(outroot) ? 0 : -1;
 }
 

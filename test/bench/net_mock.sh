@@ -63,7 +63,7 @@ unset RBMOCK_BUSY
 
 # --min-time: -n 2 at 8 B takes far less than 300 ms, so each row is timed again with more
 # iterations (the JSON row says how many), the same on every rank; without it, exactly -n
-W=$(mktemp -d /tmp/rb-mintime.XXXXXX)
+W=$(mktemp -d --tmpdir rb-mintime.XXXXXX)
 ok_run 2 -b 8 -e 1K -f 8 -n 2 -w 1 --min-time 300 -J "$W/min.json"
 ok_run 2 -b 8 -e 1K -f 8 -n 2 -w 1 -J "$W/plain.json"
 if ! python3 - "$W/min.json" "$W/plain.json" <<'PY'; then

@@ -22,7 +22,7 @@ done
 . "$src/bench/railnet-bench/mpi-env.sh"
 export RAILNET_IBVERBS_LIB=$sv
 unset NCCL_NET_PLUGIN
-out=$(mktemp -d /tmp/rb-net-sv-XXXXXX)
+out=$(mktemp -d --tmpdir rb-net-sv-XXXXXX)
 cleanup() {
 	"$fab" down "$out/fab" >/dev/null 2>&1
 	rm -rf "$out"

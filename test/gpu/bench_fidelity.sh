@@ -15,7 +15,7 @@ BUILD=${BUILD:-build}
 REPS=${REPS:-3}
 FLAGS=${FLAGS:--b 8 -e 256M -f 2 -n 50 -w 10 -c 1}
 NP=${NP:-1}
-OUT=${OUT:-$(mktemp -d /tmp/railnet-fidelity.XXXXXX)}
+OUT=${OUT:-$(mktemp -d --tmpdir railnet-fidelity.XXXXXX)}
 mkdir -p "$OUT"
 bench=$BUILD/bin/railnet-bench
 perf=${ALL_REDUCE_PERF:-}

@@ -31,7 +31,7 @@ export RAILNET_IBVERBS_LIB=$B/softverbs/libibverbs.so.1
 # sanitizer builds: MPI keeps allocations past exit (railnet's own leaks: the unit tests)
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 unset NCCL_NET_PLUGIN NCCL_IB_TIMEOUT NCCL_IB_RETRY_CNT RAILNET_KEEPALIVE_MS SOFTVERBS_PORT_DOWN
-W=$(mktemp -d /tmp/rn-failover-bidir.XXXXXX)
+W=$(mktemp -d --tmpdir rn-failover-bidir.XXXXXX)
 trap '"$B/bin/softverbs-fabric" down "$W/fab" >/dev/null 2>&1; rm -rf "$W"' EXIT
 "$B/bin/softverbs-fabric" build "$S/test/fixtures/small.spec" "$W/fab" >/dev/null || exit 1
 "$B/bin/softverbs-fabric" up "$W/fab" >/dev/null || { echo "SKIP: softverbs-fabric up failed"; exit 77; }

@@ -22,7 +22,7 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 . "$S/bench/railnet-bench/mpi-env.sh"
 export RAILNET_IBVERBS_LIB=$LIB
 unset NCCL_NET_PLUGIN RAILNET_STATS RAILNET_MERGE
-W=$(mktemp -d /tmp/rn-nettest.XXXXXX)
+W=$(mktemp -d --tmpdir rn-nettest.XXXXXX)
 FX=
 # shellcheck disable=SC2317  # called by the EXIT trap
 cleanup() {

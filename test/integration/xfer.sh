@@ -9,7 +9,7 @@
 set -u
 B=$1 S=$2 GROUP=$3
 FAB=$B/bin/softverbs-fabric PEER=$B/test/xfer_peer LIB=$B/softverbs/libibverbs.so.1
-W=$(mktemp -d /tmp/rn-xfer.XXXXXX)
+W=$(mktemp -d --tmpdir rn-xfer.XXXXXX)
 FX=$W/fabric
 # shellcheck disable=SC2317  # called by the EXIT trap
 cleanup() { "$FAB" down "$FX" >/dev/null 2>&1; rm -rf "$W"; }

@@ -21,7 +21,7 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 . "$S/bench/railnet-bench/mpi-env.sh"
 export RAILNET_IBVERBS_LIB=$LIB
 unset NCCL_NET_PLUGIN RAILNET_STATS RAILNET_MERGE SOFTVERBS_RATE
-W=$(mktemp -d "/tmp/$PF_PREFIX.XXXXXX")
+W=$(mktemp -d --tmpdir "$PF_PREFIX.XXXXXX")
 FX=
 fails=0
 # shellcheck disable=SC2317  # called by the EXIT trap

@@ -12,7 +12,7 @@
 set -u
 B=$1 S=$2
 FAB=$B/bin/softverbs-fabric DOC=$B/bin/railnet-doctor LIB=$B/softverbs/libibverbs.so.1
-W=$(mktemp -d /tmp/rn-doctor.XXXXXX)
+W=$(mktemp -d --tmpdir rn-doctor.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 fail=0
 # doc FIXTURE NODE POD [ENV...] [-- ARG...]: the doctor on the view, output in $W/out and

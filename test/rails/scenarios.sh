@@ -10,7 +10,7 @@
 set -u
 B=$1 S=$2
 FAB=$B/bin/softverbs-fabric DOC=$B/bin/railnet-doctor LIB=$B/softverbs/libibverbs.so.1
-W=$(mktemp -d /tmp/rn-rails.XXXXXX)
+W=$(mktemp -d --tmpdir rn-rails.XXXXXX)
 UP=()
 # shellcheck disable=SC2317  # called by the EXIT trap
 cleanup() { for o in "${UP[@]}"; do "$FAB" down "$o" >/dev/null 2>&1; done; rm -rf "$W"; }

@@ -79,6 +79,13 @@ const char *rn_test_source_dir(void)
 	return rn_test_env("RN_SOURCE_DIR", ".");
 }
 
+const char *rn_test_tmp_dir(void)
+{
+	const char *v = getenv("TMPDIR");
+
+	return v && v[0] == '/' ? v : "/tmp";
+}
+
 const char *rn_test_plugin_so(void)
 {
 	return rn_test_env("RN_PLUGIN_SO", "build/libnccl-net-railnet.so");

@@ -43,5 +43,7 @@ void rn_test_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2), nor
 const char *rn_test_build_dir(void);
 const char *rn_test_source_dir(void);
 const char *rn_test_plugin_so(void);
+/* Where scratch folders go: $TMPDIR when it is an absolute path, else /tmp. */
+const char *rn_test_tmp_dir(void);
 
 #endif

@@ -57,7 +57,7 @@ int rn_test_sv_mkview(const char *tag, int ndev, int nport, int gbps, char *dir,
 	rn_sv_lib(lib, sizeof(lib));
 	if (access(lib, R_OK))
 		rn_test_skip("softverbs not built (%s): no RDMA fabric to test on", lib);
-	snprintf(dir, len, "/tmp/rn-test-%s-XXXXXX", tag);
+	snprintf(dir, len, "%s/rn-test-%s-XXXXXX", rn_test_tmp_dir(), tag);
 	if (!mkdtemp(dir))
 		return -1;
 	if (!rn_sv_rm_dir[0]) {

@@ -20,7 +20,7 @@ for f in "$FAB" "$DOC" "$LIB"; do
 done
 command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
 ver=$(sed -n 's/^project(railnet VERSION \([0-9.]*\).*/\1/p' "$S/CMakeLists.txt")
-W=$(mktemp -d /tmp/rn-align.XXXXXX)
+W=$(mktemp -d --tmpdir rn-align.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 fail=0
 

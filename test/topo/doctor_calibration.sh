@@ -16,7 +16,7 @@ for f in "$FAB" "$DOC" "$LIB"; do
 	[ -e "$f" ] || { echo "FAIL: $f is not built"; exit 1; }
 done
 command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
-W=$(mktemp -d /tmp/rn-calib.XXXXXX)
+W=$(mktemp -d --tmpdir rn-calib.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 fail=0
 

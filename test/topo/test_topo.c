@@ -1305,7 +1305,7 @@ static int setup(void **state)
 	snprintf(fab, sizeof(fab), "%s/bin/softverbs-fabric", rn_test_build_dir());
 	if (access(fab, X_OK))
 		rn_test_skip("%s is not built: the fixtures need it", fab);
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/rn-topo.XXXXXX");
+	snprintf(tmpdir, sizeof(tmpdir), "%s/rn-topo.XXXXXX", rn_test_tmp_dir());
 	if (!mkdtemp(tmpdir))
 		return -1;
 	rn_test_log_capture();
