@@ -40,7 +40,6 @@ case ${RN_TEST_TMPDIR:-} in
 *) export TMPDIR=$RN_TEST_TMPDIR ;;
 esac
 
+# removed however ctest ends (an interrupted run too)
+[ -z "$own" ] || trap 'rm -rf "$own"' EXIT
 ctest "$@"
-rc=$?
-[ -n "$own" ] && rm -rf "$own"
-exit $rc
