@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copy what the GPU scripts need from a build into one folder to carry to a GPU machine
 # (the device tool carries ignored paths by name): the plugin, softverbs, softverbs-fabric,
-# railnet-bench, railnet-loadcheck, railnet-doctor, railnet-gdr-policy, railnet-scale and
-# sv-mkview (bench/scale.sh needs no GPU; a GPU machine may allow more file descriptors).
+# railnet-bench, railnet-loadcheck, railnet-doctor, railnet-gdr-policy, railnet-scale,
+# sv-mkview and sv-gpu-write-lat (bench/scale.sh needs no GPU; a GPU machine may allow more
+# file descriptors).
 # Usage: test/gpu/stage.sh [BUILD] [DEST]
 set -euo pipefail
 B=${1:-build}
@@ -12,7 +13,7 @@ mkdir -p "$D/bin" "$D/softverbs"
 cp -f "$B/libnccl-net-railnet.so" "$D/"
 cp -f "$B/softverbs/libibverbs.so.1" "$D/softverbs/"
 ln -sf libibverbs.so.1 "$D/softverbs/libibverbs.so"
-for t in softverbs-fabric railnet-bench railnet-loadcheck railnet-doctor railnet-gdr-policy railnet-scale railnet-preflight sv-mkview; do
+for t in softverbs-fabric railnet-bench railnet-loadcheck railnet-doctor railnet-gdr-policy railnet-scale railnet-preflight sv-mkview sv-gpu-write-lat; do
 	[ -x "$B/bin/$t" ] && cp -f "$B/bin/$t" "$D/bin/"
 done
 # iproute2 for machines without it (softverbs-fabric runs `ip`): the binary and its
