@@ -7,10 +7,13 @@
  * for a node with gdr=) or SOFTVERBS_GDR says so. Then ibv_reg_mr on a CUDA device pointer and
  * ibv_reg_dmabuf_mr on a dma-buf fd whose iova is one register GPU memory regions; the NIC
  * moves their bytes with the CUDA driver (opened with dlopen: SOFTVERBS_CUDA_LIB, else a
- * libcuda.so.1 the process has already loaded) on one non-blocking stream per device:
+ * libcuda.so.1 the process has already loaded) on the device context's own non-blocking stream
+ * per GPU (struct sv_gpu_dma: the NIC's DMA engine; two NICs' copies run side by side and wait
+ * only for their own, as two NICs' DMA does):
  *  - writes into GPU memory (RDMA WRITE, SEND, READ responses) are asynchronous copies;
  *  - reads of GPU memory (the source of a WRITE or SEND, a READ of a GPU region) are copies on
- *    the same stream, waited for, so they see every earlier write, as a NIC's read does;
+ *    the same stream, waited for, so they see every earlier write of this NIC, as a NIC's read
+ *    does;
  *  - ordering, SOFTVERBS_GDR_ORDER: `strict` (default) waits for a message's writes before its
  *    completion and acknowledgement (Hopper and later: data is visible when the CQE is, so
  *    NCCL does not flush); `relaxed` does not (Ampere and earlier: only a READ of the GPU
@@ -40,7 +43,6 @@ typedef void *sv_custream;
 #define SV_CU_MEMORYTYPE_DEVICE 2
 #define SV_CU_STREAM_NON_BLOCKING 1
 #define SV_CU_MEMHOSTALLOC_PORTABLE 1
-#define SV_GPU_MAX_DEV 64
 
 static struct {
 	pthread_mutex_t lock;
@@ -55,6 +57,7 @@ static struct {
 	int (*ctx_set)(sv_cuctx);
 	int (*stream_create)(sv_custream *, unsigned int);
 	int (*stream_sync)(sv_custream);
+	int (*stream_destroy)(sv_custream); /* cuStreamDestroy_v2, optional */
 	int (*h2d_async)(sv_cuptr, const void *, size_t, sv_custream);
 	int (*d2h_async)(void *, sv_cuptr, size_t, sv_custream);
 	int (*capture_mode)(int *); /* cuThreadExchangeStreamCaptureMode, optional */
@@ -62,9 +65,9 @@ static struct {
 	int (*free_host)(void *);			  /* cuMemFreeHost, optional */
 	struct {
 		sv_cuctx ctx;
-		sv_custream stream;
 		bool ready;
-		bool failed; /* no context or stream: said once, never retried */
+		bool failed;	  /* no context: said once, never retried */
+		bool stream_said; /* a stream could not be made: said once */
 	} dev[SV_GPU_MAX_DEV];
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -154,6 +157,7 @@ static void load(void)
 	*(void **)&g.capture_mode = dlsym(g.lib, "cuThreadExchangeStreamCaptureMode");
 	*(void **)&g.host_alloc = dlsym(g.lib, "cuMemHostAlloc");
 	*(void **)&g.free_host = dlsym(g.lib, "cuMemFreeHost");
+	*(void **)&g.stream_destroy = dlsym(g.lib, "cuStreamDestroy_v2");
 	*(void **)&g.init = sym("cuInit");
 	*(void **)&g.ptr_attr = sym("cuPointerGetAttribute");
 	*(void **)&g.addr_range = sym("cuMemGetAddressRange_v2");
@@ -202,7 +206,7 @@ int sv_gpu_classify(const void *addr, size_t len, int *dev)
 	return 1;
 }
 
-/* The device's context and stream, made on first use; false after one line if impossible. */
+/* The device's (primary) context, retained on first use; false after one line if impossible. */
 static bool dev_ready(int dev)
 {
 	bool ok;
@@ -211,25 +215,15 @@ static bool dev_ready(int dev)
 		return true;
 	pthread_mutex_lock(&g.lock);
 	if (!g.dev[dev].ready && !g.dev[dev].failed && g.lib) {
-		sv_cuctx ctx = NULL, old = NULL;
-		sv_custream s = NULL;
+		sv_cuctx ctx = NULL;
 		int d;
 
 		if (g.dev_get(&d, dev) || g.primary_retain(&ctx, d)) {
 			sv_log("GDR mode: no context for CUDA device %d", dev);
 			g.dev[dev].failed = true;
 		} else {
-			g.ctx_get(&old);
-			g.ctx_set(ctx);
-			if (g.stream_create(&s, SV_CU_STREAM_NON_BLOCKING)) {
-				sv_log("GDR mode: cannot create a stream on CUDA device %d", dev);
-				g.dev[dev].failed = true;
-			} else {
-				g.dev[dev].stream = s;
-			}
-			g.ctx_set(old);
 			g.dev[dev].ctx = ctx;
-			__atomic_store_n(&g.dev[dev].ready, s != NULL, __ATOMIC_RELEASE);
+			__atomic_store_n(&g.dev[dev].ready, true, __ATOMIC_RELEASE);
 		}
 	}
 	ok = g.dev[dev].ready;
@@ -242,54 +236,95 @@ static bool dev_ready(int dev)
  * thread's stream-capture mode is relaxed meanwhile, as NCCL's proxy thread does: a graph
  * captured in global mode on another thread must not be invalidated by the NIC's copies.
  */
-#define SV_WITH_CTX(dev, rc, expr)                             \
+#define SV_WITH_CTX(ord, rc, expr)                             \
 	do {                                                   \
 		int mode_ = SV_CU_STREAM_CAPTURE_MODE_RELAXED; \
 		sv_cuctx old_ = NULL;                          \
 		if (g.capture_mode)                            \
 			g.capture_mode(&mode_);                \
 		g.ctx_get(&old_);                              \
-		if (old_ != g.dev[dev].ctx)                    \
-			g.ctx_set(g.dev[dev].ctx);             \
+		if (old_ != g.dev[ord].ctx)                    \
+			g.ctx_set(g.dev[ord].ctx);             \
 		rc = (expr);                                   \
-		if (old_ != g.dev[dev].ctx)                    \
+		if (old_ != g.dev[ord].ctx)                    \
 			g.ctx_set(old_);                       \
 		if (g.capture_mode)                            \
 			g.capture_mode(&mode_);                \
 	} while (0)
 
-int sv_gpu_write(int dev, void *dst, const void *src, size_t len)
+/* q's stream for device dev, made on first use; NULL after one line if impossible. */
+static sv_custream dma_stream(struct sv_gpu_dma *q, int dev)
 {
+	sv_custream s = __atomic_load_n(&q->stream[dev], __ATOMIC_ACQUIRE);
 	int rc;
 
-	if (!dev_ready(dev))
+	if (s || !dev_ready(dev))
+		return s;
+	pthread_mutex_lock(&g.lock); /* a fence without q's NIC lock may race the first copy */
+	s = q->stream[dev];
+	if (!s) {
+		SV_WITH_CTX(dev, rc, g.stream_create(&s, SV_CU_STREAM_NON_BLOCKING));
+		if (rc) {
+			s = NULL;
+			if (!g.dev[dev].stream_said)
+				sv_log("GDR mode: cannot create a stream on CUDA device %d", dev);
+			g.dev[dev].stream_said = true;
+		}
+		__atomic_store_n(&q->stream[dev], s, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&g.lock);
+	return s;
+}
+
+int sv_gpu_write(struct sv_gpu_dma *q, int dev, void *dst, const void *src, size_t len)
+{
+	sv_custream s = dma_stream(q, dev);
+	int rc;
+
+	if (!s)
 		return -EIO;
-	SV_WITH_CTX(dev, rc, g.h2d_async((sv_cuptr)(uintptr_t)dst, src, len, g.dev[dev].stream));
+	SV_WITH_CTX(dev, rc, g.h2d_async((sv_cuptr)(uintptr_t)dst, src, len, s));
 	return rc ? -EIO : 0;
 }
 
-int sv_gpu_read(int dev, void *dst, const void *src, size_t len)
+int sv_gpu_read(struct sv_gpu_dma *q, int dev, void *dst, const void *src, size_t len)
 {
+	sv_custream s = dma_stream(q, dev);
 	int rc;
 
-	if (!dev_ready(dev))
+	if (!s)
 		return -EIO;
 	SV_WITH_CTX(dev, rc,
-		    g.d2h_async(dst, (sv_cuptr)(uintptr_t)src, len, g.dev[dev].stream)
-			    ?: g.stream_sync(g.dev[dev].stream));
+		    g.d2h_async(dst, (sv_cuptr)(uintptr_t)src, len, s) ?: g.stream_sync(s));
 	return rc ? -EIO : 0;
 }
 
-int sv_gpu_fence(int dev)
+int sv_gpu_fence(struct sv_gpu_dma *q, int dev)
 {
+	sv_custream s = __atomic_load_n(&q->stream[dev], __ATOMIC_ACQUIRE);
 	int rc;
 
-	if (!__atomic_load_n(&g.dev[dev].ready, __ATOMIC_ACQUIRE))
-		return 0; /* nothing was ever copied there */
-	if (!dev_ready(dev))
-		return -EIO;
-	SV_WITH_CTX(dev, rc, g.stream_sync(g.dev[dev].stream));
+	if (!s)
+		return 0; /* this NIC never copied there */
+	SV_WITH_CTX(dev, rc, g.stream_sync(s));
 	return rc ? -EIO : 0;
+}
+
+void sv_gpu_dma_close(struct sv_gpu_dma *q)
+{
+	for (int d = 0; d < SV_GPU_MAX_DEV; d++) {
+		sv_custream s = q->stream[d];
+		int rc;
+
+		if (!s)
+			continue;
+		/* errors ignored: at process exit the driver may be gone already */
+		SV_WITH_CTX(d, rc, g.stream_sync(s));
+		if (g.stream_destroy)
+			SV_WITH_CTX(d, rc, g.stream_destroy(s));
+		(void)rc;
+		q->stream[d] = NULL;
+	}
 }
 
 void *sv_gpu_host_alloc(int dev, size_t len)

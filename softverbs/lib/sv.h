@@ -144,11 +144,22 @@ void sv_gdr_check_driver(void);
 /* 1: [addr, addr+len) is CUDA device memory of device *dev; 0: it is not; -EFAULT: it leaves
  * its allocation. */
 int sv_gpu_classify(const void *addr, size_t len, int *dev);
-/* Into GPU memory (asynchronous, on the device's stream), out of it (waits, after every earlier
- * write), and waiting for the device's writes. 0 or -EIO. */
-int sv_gpu_write(int dev, void *dst, const void *src, size_t len);
-int sv_gpu_read(int dev, void *dst, const void *src, size_t len);
-int sv_gpu_fence(int dev);
+#define SV_GPU_MAX_DEV 64
+/*
+ * A device context's DMA engine towards GPU memory: one CUDA stream per GPU, made on its first
+ * copy there (zeroed: none yet). Copies of one NIC are ordered; two NICs' copies are not, and
+ * neither waits for the other's.
+ */
+struct sv_gpu_dma {
+	void *stream[SV_GPU_MAX_DEV];
+};
+/* Into GPU memory (asynchronous, on q's stream), out of it (waits, after every earlier write
+ * of q), and waiting for q's writes to device dev. 0 or -EIO. */
+int sv_gpu_write(struct sv_gpu_dma *q, int dev, void *dst, const void *src, size_t len);
+int sv_gpu_read(struct sv_gpu_dma *q, int dev, void *dst, const void *src, size_t len);
+int sv_gpu_fence(struct sv_gpu_dma *q, int dev);
+/* Waits for q's copies and destroys its streams (the device context is closing). */
+void sv_gpu_dma_close(struct sv_gpu_dma *q);
 /* len bytes of pinned host memory, usable by every device's copies; NULL when the driver
  * cannot give it (use malloc'd memory then). Freed with sv_gpu_host_free. */
 void *sv_gpu_host_alloc(int dev, size_t len);
@@ -226,6 +237,7 @@ struct sv_ctx {
 	char *bounce;
 	bool bounce_pinned;
 	uint64_t bounce_busy;
+	struct sv_gpu_dma dma;	 /* GDR mode: this NIC's copies into and out of GPU memory */
 	pthread_mutex_t mr_lock; /* MR table; held across copies into/out of MRs */
 	struct sv_mr **mrs;
 	uint32_t nmrs;

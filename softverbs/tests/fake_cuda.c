@@ -5,9 +5,11 @@
  * the behaviour that matters:
  *  - "device memory" (fake_cuda_alloc) is a PROT_NONE mapping, so any direct CPU access by
  *    softverbs crashes; the copies go through a second, readable mapping of the same pages;
- *  - cuMemcpyHtoDAsync_v2 keeps the bytes aside and lands them only when the stream is
+ *  - cuMemcpyHtoDAsync_v2 keeps the bytes aside and lands them only when its stream is
  *    synchronised (or a later copy on it waits), so data a NIC wrote is visible to "the GPU"
  *    (fake_cuda_peek, which reads what is there now) only after the ordering softverbs gives;
+ *    streams are separate queues (cuStreamCreate, cuStreamDestroy_v2), so waiting for one
+ *    stream lands nothing queued on another;
  *  - from pinned memory (cuMemHostAlloc) it keeps only the source address and reads it when
  *    the copy lands, as a DMA engine does, so a source refilled before the stream was waited
  *    for lands the new bytes: wrong data in "the GPU". FAKE_CUDA_PINNED=0 refuses
@@ -42,6 +44,7 @@ int cuCtxGetCurrent(void **ctx);
 int cuCtxSetCurrent(void *ctx);
 int cuStreamCreate(void **s, unsigned int flags);
 int cuStreamSynchronize(void *s);
+int cuStreamDestroy_v2(void *s);
 int cuMemcpyHtoDAsync_v2(unsigned long long dst, const void *src, size_t len, void *s);
 int cuMemcpyDtoHAsync_v2(void *dst, unsigned long long src, size_t len, void *s);
 
@@ -68,14 +71,19 @@ struct pinned {
 	size_t len;
 };
 
+struct stream {
+	struct pend *pending, **tail;
+	int npending;
+	struct stream *next; /* every live stream */
+};
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct alloc allocs[FC_MAX];
-static struct pend *pending, **pending_tail = &pending;
-static int npending;
+static struct stream *streams;
 static struct pinned pins[FC_MAX];
 static int pinned_copies, pinned_reads;
 static __thread void *current;
-static int the_ctx, the_stream;
+static int the_ctx;
 
 static struct alloc *find(uintptr_t p)
 {
@@ -94,18 +102,28 @@ static char *alias_of(uintptr_t p, size_t len)
 	return a->alias + (p - a->dev);
 }
 
-static void land(void)
+/* A live stream of this fake driver, or NULL. lock held. */
+static struct stream *stream_of(void *s)
 {
-	while (pending) {
-		struct pend *p = pending;
+	for (struct stream *st = streams; st; st = st->next)
+		if (st == s)
+			return st;
+	return NULL;
+}
+
+/* Lands what stream st has queued, in order. lock held. */
+static void land(struct stream *st)
+{
+	while (st->pending) {
+		struct pend *p = st->pending;
 
 		memcpy(p->dst, p->src ? p->src : p->bytes, p->len);
-		pending = p->next;
+		st->pending = p->next;
 		free(p->bytes);
 		free(p);
 	}
-	pending_tail = &pending;
-	npending = 0;
+	st->tail = &st->pending;
+	st->npending = 0;
 }
 
 /* ---- test hooks ---- */
@@ -167,10 +185,11 @@ int fake_cuda_dmabuf(void)
 
 int fake_cuda_pending(void)
 {
-	int n;
+	int n = 0;
 
 	pthread_mutex_lock(&lock);
-	n = npending;
+	for (struct stream *st = streams; st; st = st->next)
+		n += st->npending;
 	pthread_mutex_unlock(&lock);
 	return n;
 }
@@ -232,7 +251,8 @@ int cuMemHostAlloc(void **out, size_t len, unsigned int flags)
 int cuMemFreeHost(void *p)
 {
 	pthread_mutex_lock(&lock);
-	land(); /* the driver waits for copies that read it */
+	for (struct stream *st = streams; st; st = st->next)
+		land(st); /* the driver waits for copies that read it */
 	for (int i = 0; i < FC_MAX; i++)
 		if (pins[i].p && pins[i].p == p) {
 			pins[i].p = NULL;
@@ -314,32 +334,68 @@ int cuCtxSetCurrent(void *ctx)
 
 int cuStreamCreate(void **s, unsigned int flags)
 {
+	struct stream *st;
+
 	(void)flags;
-	*s = &the_stream;
+	if (current != &the_ctx || !(st = calloc(1, sizeof(*st))))
+		return FC_INVALID;
+	st->tail = &st->pending;
+	pthread_mutex_lock(&lock);
+	st->next = streams;
+	streams = st;
+	pthread_mutex_unlock(&lock);
+	*s = st;
+	return FC_OK;
+}
+
+/* As the driver's: work still queued completes first. */
+int cuStreamDestroy_v2(void *s)
+{
+	struct stream **pp;
+
+	pthread_mutex_lock(&lock);
+	for (pp = &streams; *pp && *pp != s; pp = &(*pp)->next)
+		;
+	if (!*pp || current != &the_ctx) {
+		pthread_mutex_unlock(&lock);
+		return FC_INVALID;
+	}
+	*pp = (*pp)->next;
+	land(s);
+	pthread_mutex_unlock(&lock);
+	free(s);
 	return FC_OK;
 }
 
 int cuStreamSynchronize(void *s)
 {
-	if (s != &the_stream || current != &the_ctx)
-		return FC_INVALID;
+	struct stream *st;
+
 	pthread_mutex_lock(&lock);
-	land();
+	st = current == &the_ctx ? stream_of(s) : NULL;
+	if (st)
+		land(st);
 	pthread_mutex_unlock(&lock);
-	return FC_OK;
+	return st ? FC_OK : FC_INVALID;
 }
 
 int cuMemcpyHtoDAsync_v2(unsigned long long dst, const void *src, size_t len, void *s)
 {
+	struct stream *st;
 	struct pend *p;
 	char *a;
 
-	if (s != &the_stream || current != &the_ctx)
+	if (current != &the_ctx)
 		return FC_INVALID;
 	p = malloc(sizeof(*p));
 	if (!p)
 		return FC_INVALID;
 	pthread_mutex_lock(&lock);
+	if (!(st = stream_of(s))) {
+		pthread_mutex_unlock(&lock);
+		free(p);
+		return FC_INVALID;
+	}
 	a = alias_of((uintptr_t)dst, len);
 	p->src = NULL;
 	p->bytes = NULL;
@@ -356,21 +412,26 @@ int cuMemcpyHtoDAsync_v2(unsigned long long dst, const void *src, size_t len, vo
 	p->dst = a;
 	p->len = len;
 	p->next = NULL;
-	*pending_tail = p;
-	pending_tail = &p->next;
-	npending++;
+	*st->tail = p;
+	st->tail = &p->next;
+	st->npending++;
 	pthread_mutex_unlock(&lock);
 	return FC_OK;
 }
 
 int cuMemcpyDtoHAsync_v2(void *dst, unsigned long long src, size_t len, void *s)
 {
+	struct stream *st;
 	char *a;
 
-	if (s != &the_stream || current != &the_ctx)
+	if (current != &the_ctx)
 		return FC_INVALID;
 	pthread_mutex_lock(&lock);
-	land(); /* stream order: the earlier writes land first */
+	if (!(st = stream_of(s))) {
+		pthread_mutex_unlock(&lock);
+		return FC_INVALID;
+	}
+	land(st); /* stream order: this stream's earlier writes land first */
 	a = alias_of((uintptr_t)src, len);
 	if (a)
 		memcpy(dst, a, len);

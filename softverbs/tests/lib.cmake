@@ -113,9 +113,9 @@ sv_add_tests(test_sv_gdr test_sv_gdr.c "data;data_dmabuf"
 	ENV "${SV_FAKE_CUDA};SOFTVERBS_GDR=both")
 sv_add_tests(test_sv_gdr test_sv_gdr.c "data;data_dmabuf" SUFFIX .stream
 	ENV "${SV_FAKE_CUDA};SOFTVERBS_GDR=both;SOFTVERBS_VM=off")
-sv_add_tests(test_sv_gdr test_sv_gdr.c "relaxed"
+sv_add_tests(test_sv_gdr test_sv_gdr.c "relaxed;two_nics"
 	ENV "${SV_FAKE_CUDA};SOFTVERBS_GDR=peermem;SOFTVERBS_GDR_ORDER=relaxed")
-sv_add_tests(test_sv_gdr test_sv_gdr.c "relaxed" SUFFIX .stream
+sv_add_tests(test_sv_gdr test_sv_gdr.c "relaxed;two_nics" SUFFIX .stream
 	ENV "${SV_FAKE_CUDA};SOFTVERBS_GDR=peermem;SOFTVERBS_GDR_ORDER=relaxed;SOFTVERBS_VM=off")
 # the NIC's pinned bounce buffer under a relaxed burst, and the requester's staging ring for
 # payload out of GPU memory; .pageable: the driver gives no pinned memory (FAKE_CUDA_PINNED=0)

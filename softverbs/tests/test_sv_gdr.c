@@ -5,8 +5,8 @@
  * and dma-buf) and its refusals; RDMA WRITE, WRITE_WITH_IMM, SEND and READ into and out of GPU
  * memory, multi-chunk, byte for byte as "the GPU" sees it; the ordering: in strict order the
  * data is visible when the completion is, in relaxed order only after a read of the GPU memory
- * (NCCL's flush), so a missing flush is caught; a relaxed burst through the pinned bounce
- * buffer. ctest runs the data cases on the one-copy path
+ * (NCCL's flush), so a missing flush is caught, and one NIC's flush does not stand for
+ * another's (two_nics); a relaxed burst through the pinned bounce buffer. ctest runs the data cases on the one-copy path
  * and with SOFTVERBS_VM=off (stream path). The fake's device memory is PROT_NONE: a direct CPU
  * access by softverbs would crash the test.
  */
@@ -286,6 +286,108 @@ static void t_relaxed(void)
 	sv_run2(relaxed_body, NULL, 60);
 }
 
+/* One endpoint of side `side` on device dev, connected to the peer's endpoint on dev ^ 1. */
+static void ep_on(int side, int fd, struct sv_ep *ep, const char *dev, struct sv_ep_info *peer)
+{
+	struct sv_ep_opts o = { .len = GLEN, .dev = dev };
+	struct sv_ep_info me;
+
+	(void)side;
+	sv_ep_open(ep, &o);
+	sv_ep_info(ep, &me);
+	sv_xchg(fd, &me, peer, sizeof(me));
+	sv_ep_connect(ep, &o, peer);
+	sv_barrier(fd);
+}
+
+/* 1 when the first bytes of dev still read as zero (nothing landed there). */
+static bool stale(const void *dev)
+{
+	char first[16], zero[16] = { 0 };
+
+	CHECK_EQ(fc_peek(dev, first, sizeof(first)), 0);
+	return !memcmp(first, zero, sizeof(zero));
+}
+
+/*
+ * Two NICs into one GPU, relaxed order: each NIC is a DMA engine of its own (a CUDA stream per
+ * device context), so a flush READ through one NIC makes that NIC's writes visible and not the
+ * other's, as on PCIe, where a read pushes only its own requester's posted writes; NCCL
+ * flushes through every device of a merged one. Side 1's NICs are svdev1 and svdev3 (peers
+ * svdev0 and svdev2); side 0 writes 64 KiB through each, then flushes through one, then the
+ * other.
+ */
+static void two_nics_body(int side, int fd, void *arg)
+{
+	struct sv_ep_info peer[2];
+	struct gpu_region mine[2], theirs[2];
+	struct sv_ep ep[2];
+
+	(void)arg;
+	load_fake();
+	ep_on(side, fd, &ep[0], side ? "svdev1" : "svdev0", &peer[0]);
+	ep_on(side, fd, &ep[1], side ? "svdev3" : "svdev2", &peer[1]);
+	for (int i = 0; i < 2; i++)
+		gpu_region(&ep[i], &mine[i], false);
+	sv_xchg(fd, mine, theirs, sizeof(mine));
+	if (side == 1)
+		for (int i = 0; i < 2; i++)
+			recv_into(&ep[i], 10 + i, NULL, 0, 0);
+	sv_barrier(fd);
+	if (side == 0) {
+		for (int i = 0; i < 2; i++) {
+			fill(ep[i].buf, 65536, 20 + i);
+			post(&ep[i], IBV_WR_RDMA_WRITE_WITH_IMM, 1, ep[i].buf, 65536,
+			     ep[i].mr->lkey, theirs[i].addr, theirs[i].rkey, 1);
+			one_done(&ep[i], 1);
+		}
+		sv_barrier(fd); /* 1: side 1 saw both stale */
+		for (int i = 0; i < 2; i++) {
+			post(&ep[i], IBV_WR_RDMA_READ, 2, ep[i].buf + 100000, 1, ep[i].mr->lkey,
+			     theirs[i].addr, theirs[i].rkey, 0);
+			one_done(&ep[i], 2);
+			sv_barrier(fd); /* 2, 4: flushed */
+			sv_barrier(fd); /* 3, 5: side 1 looked */
+		}
+	} else {
+		for (int i = 0; i < 2; i++) {
+			struct ibv_wc wc;
+
+			CHECK_EQ(sv_poll(ep[i].cq, &wc, 1, 20000), 1);
+			CHECK_WC(wc, IBV_WC_SUCCESS);
+			CHECK_EQ(wc.wr_id, 10 + i);
+		}
+		if (!stale(mine[0].dev) || !stale(mine[1].dev)) {
+			fprintf(stderr, "relaxed order: data visible before any flush\n");
+			exit(1);
+		}
+		sv_barrier(fd); /* 1 */
+		sv_barrier(fd); /* 2: flushed through the first NIC only */
+		check_gpu(mine[0].dev, 65536, 20, "first NIC's WRITE after its flush READ");
+		if (!stale(mine[1].dev)) {
+			fprintf(stderr, "a flush READ through one NIC landed another NIC's write: "
+					"one DMA queue for both\n");
+			exit(1);
+		}
+		CHECK(fc_pending() > 0);
+		sv_barrier(fd); /* 3 */
+		sv_barrier(fd); /* 4: flushed through the second NIC */
+		check_gpu(mine[1].dev, 65536, 21, "second NIC's WRITE after its flush READ");
+		CHECK_EQ(fc_pending(), 0);
+		sv_barrier(fd); /* 5 */
+	}
+	sv_barrier(fd);
+	for (int i = 0; i < 2; i++) {
+		CHECK_EQ(ibv_dereg_mr(mine[i].mr), 0);
+		sv_ep_close(&ep[i]);
+	}
+}
+
+static void t_two_nics(void)
+{
+	sv_run2(two_nics_body, NULL, 60);
+}
+
 /*
  * A burst of WRITEs into GPU memory in relaxed order (nothing waits for the copies before the
  * completions): the NIC's bounce buffer is pinned, and the fake driver reads a pinned source
@@ -533,14 +635,13 @@ static void t_bad_stage(void)
 }
 
 static const struct sv_case cases[] = {
-	{ "no_driver", t_no_driver },	  { "data", t_data },
-	{ "data_dmabuf", t_data_dmabuf }, { "relaxed", t_relaxed },
-	{ "register", t_register },	  { "burst", t_burst },
-	{ "bad_stage", t_bad_stage },	  { NULL, NULL },
+	{ "no_driver", t_no_driver }, { "data", t_data },	  { "data_dmabuf", t_data_dmabuf },
+	{ "relaxed", t_relaxed },     { "register", t_register }, { "burst", t_burst },
+	{ "bad_stage", t_bad_stage }, { "two_nics", t_two_nics }, { NULL, NULL },
 };
 
 int main(int argc, char **argv)
 {
-	sv_test_view(2, 1, 100, NULL);
+	sv_test_view(4, 1, 100, NULL); /* two NICs a side for two_nics */
 	return sv_test_main(argc, argv, cases);
 }
