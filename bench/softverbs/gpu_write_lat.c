@@ -3,12 +3,14 @@
  * sv-gpu-write-lat: what one small write into GPU memory costs softverbs' NIC thread, by the
  * CUDA driver calls it could use, each followed by the wait that makes the data visible before
  * a completion (softverbs' strict GDR order). Not a test: prints a table of medians and 90th
- * percentiles in microseconds. Needs a GPU; without one it says so and exits 77.
+ * percentiles in microseconds. Needs a GPU; without one it says so and exits 77; a driver call
+ * failing mid-run ends it with exit 1 and the call named.
  *
  *   copy-pinned   cuMemcpyHtoDAsync from pinned host memory, cuStreamSynchronize (softverbs)
  *   copy-pageable the same from malloc'd memory
  *   copy-spin     cuMemcpyHtoDAsync from pinned memory, cuStreamQuery until done
  *   value64       one cuStreamWriteValue64 per 8 bytes (up to 64 bytes), cuStreamSynchronize
+ *                 (left out, with a line, where the driver lacks or refuses it)
  *   sync-empty    cuStreamSynchronize of an idle stream (the floor of the wait)
  *   vm-readv      process_vm_readv of the same bytes from this process (the peer's read)
  *
@@ -62,12 +64,23 @@ static void report(const char *what, size_t len, double *t, int n)
 	printf("%-14s %8zu %9.2f %9.2f %9.2f\n", what, len, t[n / 2], t[n * 9 / 10], t[0]);
 }
 
+/* A call failed mid-run: no table row may hide it. */
+static void check(int rc, const char *what)
+{
+	if (rc) {
+		fprintf(stderr, "sv-gpu-write-lat: %s failed (CUDA error %d)\n", what, rc);
+		exit(1);
+	}
+}
+
 static void *need(void *lib, const char *a, const char *b)
 {
 	void *p = dlsym(lib, a);
 
 	if (!p && b)
 		p = dlsym(lib, b);
+	if (!p && !strncmp(a, "cuStreamWriteValue64", 20))
+		return NULL; /* optional: its row is left out */
 	if (!p) {
 		fprintf(stderr, "sv-gpu-write-lat: the CUDA driver lacks %s\n", a);
 		exit(77);
@@ -82,12 +95,16 @@ static void time_copy(const char *what, cuptr dev, const void *src, size_t len, 
 	for (int i = 0; i < n; i++) {
 		double a = now_us();
 
-		cu.h2d(dev, src, len, s);
-		if (spin)
-			while (cu.query(s) == SV_CU_NOT_READY)
+		int rc;
+
+		check(cu.h2d(dev, src, len, s), "cuMemcpyHtoDAsync");
+		if (spin) {
+			while ((rc = cu.query(s)) == SV_CU_NOT_READY)
 				;
-		else
-			cu.sync(s);
+			check(rc, "cuStreamQuery");
+		} else {
+			check(cu.sync(s), "cuStreamSynchronize");
+		}
 		t[i] = now_us() - a;
 	}
 	report(what, len, t, n);
@@ -96,6 +113,7 @@ static void time_copy(const char *what, cuptr dev, const void *src, size_t len, 
 int main(int argc, char **argv)
 {
 	static const size_t sizes[] = { 8, 16, 64, 1024, 4096, 65536 };
+	bool wv64_ok = true;
 	char *end = NULL;
 	long iters = argc > 1 ? strtol(argv[1], &end, 10) : 20000;
 	int d;
@@ -132,6 +150,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "sv-gpu-write-lat: no usable GPU (CUDA init failed)\n");
 		return 77;
 	}
+	/* stream memory operations may be unsupported (CUDA_ERROR_NOT_SUPPORTED): say so once and
+	 * leave the value64 rows out rather than time a failing call */
+	if (cu.wv64 && cu.wv64(s, dev, 0, 0)) {
+		fprintf(stderr, "sv-gpu-write-lat: cuStreamWriteValue64 not supported here; no "
+				"value64 rows\n");
+		wv64_ok = false;
+	}
+	check(cu.sync(s), "cuStreamSynchronize");
 	pageable = calloc(1, 1 << 20);
 	t = calloc((size_t)iters, sizeof(*t));
 	if (!pageable || !t)
@@ -140,7 +166,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < iters; i++) {
 		double a = now_us();
 
-		cu.sync(s);
+		check(cu.sync(s), "cuStreamSynchronize");
 		t[i] = now_us() - a;
 	}
 	report("sync-empty", 0, t, (int)iters);
@@ -151,14 +177,15 @@ int main(int argc, char **argv)
 		time_copy("copy-pinned", dev, pinned, len, s, false, t, n);
 		time_copy("copy-pageable", dev, pageable, len, s, false, t, n);
 		time_copy("copy-spin", dev, pinned, len, s, true, t, n);
-		if (len <= 64) {
+		if (len <= 64 && cu.wv64 && wv64_ok) {
 			for (int i = 0; i < n; i++) {
 				double a = now_us();
 
 				for (size_t o = 0; o < len; o += 8)
-					cu.wv64(s, dev + o, ((unsigned long long *)pinned)[o / 8],
-						0);
-				cu.sync(s);
+					check(cu.wv64(s, dev + o,
+						      ((unsigned long long *)pinned)[o / 8], 0),
+					      "cuStreamWriteValue64");
+				check(cu.sync(s), "cuStreamSynchronize");
 				t[i] = now_us() - a;
 			}
 			report("value64", len, t, n);

@@ -66,8 +66,8 @@ static struct {
 	struct {
 		sv_cuctx ctx;
 		bool ready;
-		bool failed;	  /* no context: said once, never retried */
-		bool stream_said; /* a stream could not be made: said once */
+		bool failed;	    /* no context: said once, never retried */
+		bool stream_failed; /* a stream could not be made: said once, never retried */
 	} dev[SV_GPU_MAX_DEV];
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -252,23 +252,28 @@ static bool dev_ready(int dev)
 			g.capture_mode(&mode_);                \
 	} while (0)
 
-/* q's stream for device dev, made on first use; NULL after one line if impossible. */
+/*
+ * q's stream for device dev, made on first use; NULL if impossible. The first failure on a
+ * device is said in one line and ends its GDR copies for every NIC (as a failed context does):
+ * no copy retries the driver.
+ */
 static sv_custream dma_stream(struct sv_gpu_dma *q, int dev)
 {
 	sv_custream s = __atomic_load_n(&q->stream[dev], __ATOMIC_ACQUIRE);
 	int rc;
 
-	if (s || !dev_ready(dev))
+	if (s || !dev_ready(dev) || __atomic_load_n(&g.dev[dev].stream_failed, __ATOMIC_RELAXED))
 		return s;
 	pthread_mutex_lock(&g.lock); /* a fence without q's NIC lock may race the first copy */
 	s = q->stream[dev];
-	if (!s) {
+	if (!s && !g.dev[dev].stream_failed) {
 		SV_WITH_CTX(dev, rc, g.stream_create(&s, SV_CU_STREAM_NON_BLOCKING));
 		if (rc) {
 			s = NULL;
-			if (!g.dev[dev].stream_said)
-				sv_log("GDR mode: cannot create a stream on CUDA device %d", dev);
-			g.dev[dev].stream_said = true;
+			sv_log("GDR mode: cannot create a stream on CUDA device %d; its memory "
+			       "cannot be reached",
+			       dev);
+			__atomic_store_n(&g.dev[dev].stream_failed, true, __ATOMIC_RELAXED);
 		}
 		__atomic_store_n(&q->stream[dev], s, __ATOMIC_RELEASE);
 	}

@@ -13,7 +13,8 @@
  *  - from pinned memory (cuMemHostAlloc) it keeps only the source address and reads it when
  *    the copy lands, as a DMA engine does, so a source refilled before the stream was waited
  *    for lands the new bytes: wrong data in "the GPU". FAKE_CUDA_PINNED=0 refuses
- *    cuMemHostAlloc (softverbs falls back to pageable memory).
+ *    cuMemHostAlloc (softverbs falls back to pageable memory); FAKE_CUDA_NO_STREAM=1 makes
+ *    cuStreamCreate fail.
  * Test hooks: fake_cuda_alloc, fake_cuda_peek, fake_cuda_poke, fake_cuda_dmabuf,
  * fake_cuda_pending, fake_cuda_pinned_copies, fake_cuda_pinned_reads.
  */
@@ -336,8 +337,10 @@ int cuStreamCreate(void **s, unsigned int flags)
 {
 	struct stream *st;
 
+	const char *e = getenv("FAKE_CUDA_NO_STREAM");
+
 	(void)flags;
-	if (current != &the_ctx || !(st = calloc(1, sizeof(*st))))
+	if ((e && !strcmp(e, "1")) || current != &the_ctx || !(st = calloc(1, sizeof(*st))))
 		return FC_INVALID;
 	st->tail = &st->pending;
 	pthread_mutex_lock(&lock);

@@ -117,6 +117,8 @@ sv_add_tests(test_sv_gdr test_sv_gdr.c "relaxed;two_nics"
 	ENV "${SV_FAKE_CUDA};SOFTVERBS_GDR=peermem;SOFTVERBS_GDR_ORDER=relaxed")
 sv_add_tests(test_sv_gdr test_sv_gdr.c "relaxed;two_nics" SUFFIX .stream
 	ENV "${SV_FAKE_CUDA};SOFTVERBS_GDR=peermem;SOFTVERBS_GDR_ORDER=relaxed;SOFTVERBS_VM=off")
+sv_add_tests(test_sv_gdr test_sv_gdr.c "no_stream"
+	ENV "${SV_FAKE_CUDA};SOFTVERBS_GDR=peermem;FAKE_CUDA_NO_STREAM=1")
 # the NIC's pinned bounce buffer under a relaxed burst, and the requester's staging ring for
 # payload out of GPU memory; .pageable: the driver gives no pinned memory (FAKE_CUDA_PINNED=0)
 # and the same data moves through malloc'd memory; .small_stage: a 1.5 MiB ring that wraps and

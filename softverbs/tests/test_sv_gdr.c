@@ -6,7 +6,7 @@
  * memory, multi-chunk, byte for byte as "the GPU" sees it; the ordering: in strict order the
  * data is visible when the completion is, in relaxed order only after a read of the GPU memory
  * (NCCL's flush), so a missing flush is caught, and one NIC's flush does not stand for
- * another's (two_nics); a relaxed burst through the pinned bounce buffer. ctest runs the data cases on the one-copy path
+ * another's (two_nics); a driver that gives no stream (no_stream); a relaxed burst through the pinned bounce buffer. ctest runs the data cases on the one-copy path
  * and with SOFTVERBS_VM=off (stream path). The fake's device memory is PROT_NONE: a direct CPU
  * access by softverbs would crash the test.
  */
@@ -286,13 +286,12 @@ static void t_relaxed(void)
 	sv_run2(relaxed_body, NULL, 60);
 }
 
-/* One endpoint of side `side` on device dev, connected to the peer's endpoint on dev ^ 1. */
-static void ep_on(int side, int fd, struct sv_ep *ep, const char *dev, struct sv_ep_info *peer)
+/* An endpoint on device dev, connected to the peer's (opened by the other side in step). */
+static void ep_on(int fd, struct sv_ep *ep, const char *dev, struct sv_ep_info *peer)
 {
 	struct sv_ep_opts o = { .len = GLEN, .dev = dev };
 	struct sv_ep_info me;
 
-	(void)side;
 	sv_ep_open(ep, &o);
 	sv_ep_info(ep, &me);
 	sv_xchg(fd, &me, peer, sizeof(me));
@@ -325,8 +324,8 @@ static void two_nics_body(int side, int fd, void *arg)
 
 	(void)arg;
 	load_fake();
-	ep_on(side, fd, &ep[0], side ? "svdev1" : "svdev0", &peer[0]);
-	ep_on(side, fd, &ep[1], side ? "svdev3" : "svdev2", &peer[1]);
+	ep_on(fd, &ep[0], side ? "svdev1" : "svdev0", &peer[0]);
+	ep_on(fd, &ep[1], side ? "svdev3" : "svdev2", &peer[1]);
 	for (int i = 0; i < 2; i++)
 		gpu_region(&ep[i], &mine[i], false);
 	sv_xchg(fd, mine, theirs, sizeof(mine));
@@ -386,6 +385,74 @@ static void two_nics_body(int side, int fd, void *arg)
 static void t_two_nics(void)
 {
 	sv_run2(two_nics_body, NULL, 60);
+}
+
+/*
+ * The driver gives no stream (FAKE_CUDA_NO_STREAM=1 in ctest): GPU memory still registers, a
+ * WRITE into it fails at the responder (the requester's completion is REM_OP_ERR, as a NIC
+ * reports a DMA it could not make) with one line that says why, and a second WRITE through
+ * another NIC of the same process fails alike without a second line; the GPU stays untouched.
+ */
+static void no_stream_body(int side, int fd, void *arg)
+{
+	struct sv_ep_info peer[2];
+	struct gpu_region mine[2], theirs[2];
+	struct sv_ep ep[2];
+	char tmpl[] = "/tmp/sv-gdr-nostream-XXXXXX", text[4096] = "";
+	int log = -1, saved = -1;
+
+	(void)arg;
+	load_fake();
+	if (side == 1) {
+		log = mkstemp(tmpl);
+		saved = dup(2);
+		CHECK(log >= 0 && saved >= 0);
+		unlink(tmpl);
+		CHECK(dup2(log, 2) == 2);
+	}
+	ep_on(fd, &ep[0], side ? "svdev1" : "svdev0", &peer[0]);
+	ep_on(fd, &ep[1], side ? "svdev3" : "svdev2", &peer[1]);
+	for (int i = 0; i < 2; i++)
+		gpu_region(&ep[i], &mine[i], false);
+	sv_xchg(fd, mine, theirs, sizeof(mine));
+	if (side == 0) {
+		for (int i = 0; i < 2; i++) {
+			struct ibv_wc wc;
+
+			fill(ep[i].buf, 4096, 30 + i);
+			post(&ep[i], IBV_WR_RDMA_WRITE, 1, ep[i].buf, 4096, ep[i].mr->lkey,
+			     theirs[i].addr, theirs[i].rkey, 0);
+			CHECK_EQ(sv_poll(ep[i].cq, &wc, 1, 20000), 1);
+			CHECK_EQ(wc.wr_id, 1);
+			CHECK_EQ(wc.status, IBV_WC_REM_OP_ERR);
+		}
+	}
+	sv_barrier(fd);
+	if (side == 1) {
+		const char *want = "GDR mode: cannot create a stream on CUDA device 0", *hit;
+		ssize_t n;
+
+		fflush(stderr);
+		dup2(saved, 2);
+		close(saved);
+		n = pread(log, text, sizeof(text) - 1, 0);
+		close(log);
+		hit = n > 0 ? strstr(text, want) : NULL;
+		if (!hit || strstr(hit + 1, want)) {
+			fprintf(stderr, "want one line \"%s...\", got:\n%s", want, text);
+			exit(1);
+		}
+		CHECK(stale(mine[0].dev) && stale(mine[1].dev));
+	}
+	for (int i = 0; i < 2; i++) {
+		CHECK_EQ(ibv_dereg_mr(mine[i].mr), 0);
+		sv_ep_close(&ep[i]);
+	}
+}
+
+static void t_no_stream(void)
+{
+	sv_run2(no_stream_body, NULL, 60);
 }
 
 /*
@@ -635,9 +702,11 @@ static void t_bad_stage(void)
 }
 
 static const struct sv_case cases[] = {
-	{ "no_driver", t_no_driver }, { "data", t_data },	  { "data_dmabuf", t_data_dmabuf },
-	{ "relaxed", t_relaxed },     { "register", t_register }, { "burst", t_burst },
-	{ "bad_stage", t_bad_stage }, { "two_nics", t_two_nics }, { NULL, NULL },
+	{ "no_driver", t_no_driver },	  { "data", t_data },
+	{ "data_dmabuf", t_data_dmabuf }, { "relaxed", t_relaxed },
+	{ "register", t_register },	  { "burst", t_burst },
+	{ "bad_stage", t_bad_stage },	  { "two_nics", t_two_nics },
+	{ "no_stream", t_no_stream },	  { NULL, NULL },
 };
 
 int main(int argc, char **argv)
