@@ -117,6 +117,8 @@ sv_add_tests(test_sv_gdr test_sv_gdr.c "relaxed;two_nics"
 	ENV "${SV_FAKE_CUDA};SOFTVERBS_GDR=peermem;SOFTVERBS_GDR_ORDER=relaxed")
 sv_add_tests(test_sv_gdr test_sv_gdr.c "relaxed;two_nics" SUFFIX .stream
 	ENV "${SV_FAKE_CUDA};SOFTVERBS_GDR=peermem;SOFTVERBS_GDR_ORDER=relaxed;SOFTVERBS_VM=off")
+sv_add_tests(test_sv_gdr test_sv_gdr.c "two_nics" SUFFIX .strict
+	ENV "${SV_FAKE_CUDA};SOFTVERBS_GDR=peermem")
 sv_add_tests(test_sv_gdr test_sv_gdr.c "no_stream"
 	ENV "${SV_FAKE_CUDA};SOFTVERBS_GDR=peermem;FAKE_CUDA_NO_STREAM=1")
 # the NIC's pinned bounce buffer under a relaxed burst, and the requester's staging ring for

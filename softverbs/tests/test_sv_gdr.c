@@ -309,11 +309,12 @@ static bool stale(const void *dev)
 }
 
 /*
- * Two NICs into one GPU, relaxed order: each NIC is a DMA engine of its own (a CUDA stream per
- * device context), so a flush READ through one NIC makes that NIC's writes visible and not the
- * other's, as on PCIe, where a read pushes only its own requester's posted writes; NCCL
- * flushes through every device of a merged one. Side 1's NICs are svdev1 and svdev3 (peers
- * svdev0 and svdev2); side 0 writes 64 KiB through each, then flushes through one, then the
+ * Two NICs into one GPU: each NIC is a DMA engine of its own (a CUDA stream per device
+ * context). Relaxed order: a flush READ through one NIC makes that NIC's writes visible and
+ * not the other's, as on PCIe, where a read pushes only its own requester's posted writes;
+ * NCCL flushes through every device of a merged one. Strict order (.strict): each NIC's
+ * completion waited for its own copy. Side 1's NICs are svdev1 and svdev3 (peers svdev0 and
+ * svdev2); side 0 writes 64 KiB through each, then (relaxed) flushes through one, then the
  * other.
  */
 static void two_nics_body(int side, int fd, void *arg)
@@ -321,6 +322,8 @@ static void two_nics_body(int side, int fd, void *arg)
 	struct sv_ep_info peer[2];
 	struct gpu_region mine[2], theirs[2];
 	struct sv_ep ep[2];
+	const char *order = getenv("SOFTVERBS_GDR_ORDER");
+	bool strict = !order || strcmp(order, "relaxed");
 
 	(void)arg;
 	load_fake();
@@ -340,8 +343,8 @@ static void two_nics_body(int side, int fd, void *arg)
 			     ep[i].mr->lkey, theirs[i].addr, theirs[i].rkey, 1);
 			one_done(&ep[i], 1);
 		}
-		sv_barrier(fd); /* 1: side 1 saw both stale */
-		for (int i = 0; i < 2; i++) {
+		sv_barrier(fd); /* 1: side 1 saw both stale (strict order: both landed) */
+		for (int i = 0; i < 2 && !strict; i++) {
 			post(&ep[i], IBV_WR_RDMA_READ, 2, ep[i].buf + 100000, 1, ep[i].mr->lkey,
 			     theirs[i].addr, theirs[i].rkey, 0);
 			one_done(&ep[i], 2);
@@ -356,11 +359,18 @@ static void two_nics_body(int side, int fd, void *arg)
 			CHECK_WC(wc, IBV_WC_SUCCESS);
 			CHECK_EQ(wc.wr_id, 10 + i);
 		}
-		if (!stale(mine[0].dev) || !stale(mine[1].dev)) {
+		if (strict) {
+			/* each NIC's completion waited for that NIC's own copy */
+			check_gpu(mine[0].dev, 65536, 20, "first NIC's WRITE at its completion");
+			check_gpu(mine[1].dev, 65536, 21, "second NIC's WRITE at its completion");
+			CHECK_EQ(fc_pending(), 0);
+		} else if (!stale(mine[0].dev) || !stale(mine[1].dev)) {
 			fprintf(stderr, "relaxed order: data visible before any flush\n");
 			exit(1);
 		}
 		sv_barrier(fd); /* 1 */
+		if (strict)
+			goto done;
 		sv_barrier(fd); /* 2: flushed through the first NIC only */
 		check_gpu(mine[0].dev, 65536, 20, "first NIC's WRITE after its flush READ");
 		if (!stale(mine[1].dev)) {
@@ -375,6 +385,7 @@ static void two_nics_body(int side, int fd, void *arg)
 		CHECK_EQ(fc_pending(), 0);
 		sv_barrier(fd); /* 5 */
 	}
+done:
 	sv_barrier(fd);
 	for (int i = 0; i < 2; i++) {
 		CHECK_EQ(ibv_dereg_mr(mine[i].mr), 0);
