@@ -18,7 +18,9 @@
 # plugin not loaded) stops the benchmark with the reason, and no table is printed.
 #
 # Prints per size and mode the median time (us) and busbw (GB/s) of the out-of-place column,
-# with min-max, and the ratios railnet/IB (busbw, time) and railnet/Socket (busbw, time).
+# with min-max, and the ratios railnet/IB (busbw, time) and railnet/Socket (busbw, time); then
+# issue 14's goals judged on these medians (bench/nccl_compare_table.py: met, not met with the
+# sizes that miss, or not measured).
 # Usage: bench/nccl_compare.sh [BUILD] [OUTDIR]   (BUILD as test/gpu/stage.sh fills out/gpu)
 #   SIZES="8 64K 1M 16M 64M 256M 1G"  REPS=5  MODES="railnet ib socket"
 #   ITERS: iterations per run, "SIZE:N ..." overrides per size (default 50, 10 from 64M)
@@ -162,33 +164,4 @@ done
 [ -n "$stopped" ] && echo "# BUDGET_S=$BUDGET_S s spent: stopped before $stopped; the table holds the runs done"
 [ -s "$OUT/runs.tsv" ] || die "no run completed"
 grep -hm1 'NCCL version' "$OUT"/run.*.txt | sed -E 's/^.*NCCL INFO //' | sort -u | sed 's/^/# /'
-python3 - "$OUT/runs.tsv" "$MODES" <<'PY'
-import statistics, sys
-path, modes = sys.argv[1], sys.argv[2].split()
-runs = {}
-for line in open(path):
-    m, size, r, t, bw = line.split("\t")
-    runs.setdefault((m, int(size)), []).append((float(t), float(bw)))
-sizes = sorted({s for (_, s) in runs})
-def med(m, s, k):
-    v = sorted(x[k] for x in runs.get((m, s), []))
-    return (statistics.median(v), v[0], v[-1], len(v)) if v else None
-print("# medians of the out-of-place column; min-max in parentheses; time in us, busbw in GB/s")
-head = f"{'size':>11}"
-for m in modes:
-    head += f" | {m + ' us':>26} {m + ' GB/s':>26}"
-host = "railnet-host" in modes and "ib-host" in modes
-print(head + " | bw r/IB | t r/IB | bw r/Sock | t r/Sock" + (" | bw rh/IBh | t rh/IBh" if host else ""))
-for s in sizes:
-    line = f"{s:>11}"
-    for m in modes:
-        t, b = med(m, s, 0), med(m, s, 1)
-        line += (f" | {t[0]:>10.1f} ({t[1]:.1f}-{t[2]:.1f})".ljust(29) + f" {b[0]:>7.3f} ({b[1]:.2f}-{b[2]:.2f}) n={t[3]}".ljust(27)) if t else " | -".ljust(56)
-    def ratio(a, b, k):
-        x, y = med(a, s, k), med(b, s, k)
-        return f"{x[0] / y[0]:.3f}" if x and y and y[0] else "-"
-    line += f" | {ratio('railnet', 'ib', 1):>7} | {ratio('railnet', 'ib', 0):>6} | {ratio('railnet', 'socket', 1):>9} | {ratio('railnet', 'socket', 0):>8}"
-    if host:
-        line += f" | {ratio('railnet-host', 'ib-host', 1):>9} | {ratio('railnet-host', 'ib-host', 0):>8}"
-    print(line)
-PY
+python3 "$(dirname "$0")/nccl_compare_table.py" "$OUT/runs.tsv" "$MODES"
