@@ -37,8 +37,18 @@ passes=0
 
 # run CASE RANK-ENV EXPECTED-RC PROBLEMS PATTERN...: mpirun -np 4, RANK-ENV ("RANK VAR=v")
 # set for that rank only; the exit status, the number of problem lines and each pattern in
-# the report must match
+# the report must match. The verdicts rest on measured speeds, which a busy 2-core machine
+# can spoil (a pair at half the rail's median is "slow"): a case gets PF_TRIES (3) tries and
+# fails when none matches; each failed try is shown.
 run() {
+	local try
+	for try in $(seq 1 "${PF_TRIES:-3}"); do
+		run_once "$@" && return 0
+		echo "    (try $try of ${PF_TRIES:-3} failed)"
+	done
+	fails=$((fails + 1))
+}
+run_once() {
 	local name=$1 renv=$2 want=$3 nprob=$4 log rc t0 got p ok=1
 	shift 4
 	log=$W/$name.log
@@ -65,7 +75,7 @@ run() {
 		echo "FAIL: $name: exit $rc (want $want), $got problem line(s) (want $nprob)"
 		sed 's/^/    /' "$log" | tail -40
 		tail -20 "$log.err" | sed 's/^/    err: /'
-		fails=$((fails + 1))
+		return 1
 	fi
 }
 export renv=
