@@ -21,6 +21,11 @@
 #             burst starts (RN_PREFLIGHT_TEST_DIE=2): named with its round, its later
 #             pairs marked died, the run finishes
 #   hung      the same worker hangs instead (=2:hang): killed after the burst's bound, named
+#   stalled   rank 3's worker starts receiving in round 2's first burst 200 ms late
+#             (RN_PREFLIGHT_TEST_STALL=2:200), a third of the burst: that cell reads about a
+#             third of the rate, below 0.75 of the round's median, so the pair bursts a
+#             second time and keeps the better pass: exit 0, FIT, no problem named, and the
+#             report counts the pair ("1 of 6 pair(s) burst a second time", or more)
 #   norank    rank 1 runs without RDMA (RAILNET_IBVERBS_LIB names no library): it "could not
 #             take part", its pairs are reported, and the run still finishes
 # Needs root (the namespaces) and mpirun, else exit 77 with the reason. PREFLIGHT_KEEP=1 keeps
@@ -29,7 +34,7 @@
 set -u
 B=$1 S=$2
 shift 2
-cases=${*:-healthy slow offrail pathcut mtudiff mtupath portdown died hung norank}
+cases=${*:-healthy slow offrail pathcut mtudiff mtupath portdown died hung stalled norank}
 PF_PREFIX=rn-preflight PF_KEEP=${PREFLIGHT_KEEP:-}
 # shellcheck source=test/preflight/pf_env.sh
 . "$S/test/preflight/pf_env.sh"
@@ -85,7 +90,8 @@ for c in $cases; do
 	case $c in
 	healthy)
 		fabric healthy ''
-		run healthy "" 0 0 "Verdict: FIT" "4 ranks, 2 rail(s), 3 round(s)"
+		run healthy "" 0 0 "Verdict: FIT" "4 ranks, 2 rail(s), 3 round(s)" \
+			" of 6 pair(s) burst a second time"
 		EXTRA=(--json)
 		run healthy-json "" 0 0 '"fit":true'
 		EXTRA=()
@@ -151,6 +157,14 @@ cells=d["cells"]; assert len(cells)==4*3*2 and all(c["status"]=="ok" and c["gbps
 		renv=
 		grep -q ' died' "$W/$c.log" || { echo "FAIL: $c: no cell marked died"; fails=$((fails + 1)); }
 		;;
+	stalled)
+		fabric stalled ''
+		renv="3 RN_PREFLIGHT_TEST_STALL=2:200"
+		run stalled "$renv" 0 0 "Verdict: FIT" " of 6 pair(s) burst a second time"
+		renv=
+		grep -qE '^  bandwidth: [1-6] of 6 pair' "$W/stalled.log" ||
+			{ echo "FAIL: stalled: no second burst pass counted"; fails=$((fails + 1)); }
+		;;
 	norank)
 		fabric norank ''
 		renv="1 RAILNET_IBVERBS_LIB=/nonexistent/libibverbs.so.1"
@@ -158,7 +172,7 @@ cells=d["cells"]; assert len(cells)==4*3*2 and all(c["status"]=="ok" and c["gbps
 		renv=
 		;;
 	*)
-		echo "preflight.sh: unknown case '$c' (healthy slow offrail pathcut mtudiff mtupath portdown died hung norank)" >&2
+		echo "preflight.sh: unknown case '$c' (healthy slow offrail pathcut mtudiff mtupath portdown died hung stalled norank)" >&2
 		exit 2
 		;;
 	esac

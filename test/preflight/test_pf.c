@@ -302,6 +302,103 @@ static void test_json(void **state)
 	free(out);
 }
 
+/*
+ * The second burst pass counted by pair: a pair is counted once however many of its rails
+ * and directions ran it; a pair that measured nothing (a bye, unreachable) is not counted.
+ */
+static void test_bursts(void **state)
+{
+	struct pf_run run = healthy();
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+	int twice, measured;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cells) / sizeof(cells[0]); i++)
+		cells[i].bursts = cells[i].status == PF_OK;
+	at(0, 2, 1)->bursts = 2; /* pair 0-2: one direction on one rail */
+	at(3, 1, 0)->bursts = at(1, 3, 0)->bursts = at(1, 3, 1)->bursts = 2; /* pair 1-3 */
+	for (int r = 0; r < R; r++) /* pair 0-1 never measured bandwidth */
+		at(0, 1, r)->bursts = at(1, 0, r)->bursts = 0;
+	pf_count_bursts(&run, &twice, &measured);
+	assert_int_equal(twice, 2);
+	assert_int_equal(measured, 5);
+	f = open_memstream(&out, &len);
+	assert_non_null(f);
+	pf_print_text(f, &run, "", 0);
+	fclose(f);
+	assert_non_null(strstr(out, "  bandwidth: 2 of 5 pair(s) burst a second time"));
+	free(out);
+	f = open_memstream(&out, &len);
+	assert_non_null(f);
+	pf_print_json(f, &run, "", 0);
+	fclose(f);
+	assert_non_null(strstr(out, "{\"rail\":1,\"from\":0,\"to\":2,\"status\":\"ok\","
+				    "\"gbps\":1.000,\"latency_us\":20.0,\"bursts\":2}"));
+	free(out);
+}
+
+/* pf_burst_again with the round's medians of rx and the reference ref */
+static bool again(const float *rx, const float *ref, int a, int b, int nr)
+{
+	float med[PF_MAX_RAILS];
+
+	pf_rail_medians(rx, 6, med);
+	return pf_burst_again(rx, med, ref, a, b, nr);
+}
+
+/*
+ * The pairs of a second burst pass: a receiver under 0.75 of the rail's median (the round's,
+ * or the earlier rounds' when higher), either end of the pair, any rail; unmeasured values
+ * (< 0) neither count in a median nor ask; a whole round slow alike asks only against the
+ * earlier rounds.
+ */
+static void test_burst_again(void **state)
+{
+	float rx[6 * PF_MAX_RAILS], none[PF_MAX_RAILS], hist[3 * PF_MAX_RAILS], ref[PF_MAX_RAILS];
+
+	(void)state;
+	for (int r = 0; r < PF_MAX_RAILS; r++)
+		none[r] = -1;
+	for (int x = 0; x < 6; x++)
+		for (int r = 0; r < PF_MAX_RAILS; r++)
+			rx[x * PF_MAX_RAILS + r] = r < 2 ? 0.60f + 0.01f * (float)x : -1;
+	for (int a = 0; a < 6; a++)
+		for (int b = 0; b < 6; b++)
+			assert_false(a != b && again(rx, none, a, b, 2));
+	rx[3 * PF_MAX_RAILS + 1] = 0.40f; /* rank 3 on rail 1: 0.40 < 0.75 x 0.615 */
+	assert_true(again(rx, none, 3, 4, 2));
+	assert_true(again(rx, none, 4, 3, 2)); /* either end asks */
+	assert_false(again(rx, none, 0, 1, 2));
+	assert_false(again(rx, none, 3, 4, 1)); /* rail 1 is not the pair's */
+	rx[3 * PF_MAX_RAILS + 1] = 0.48f;	/* 0.48 > 0.75 x 0.615: not an outlier */
+	assert_false(again(rx, none, 3, 4, 2));
+	rx[3 * PF_MAX_RAILS + 1] = 0.0f; /* nothing arrived: measured, and slow */
+	assert_true(again(rx, none, 3, 4, 2));
+	rx[3 * PF_MAX_RAILS + 1] = -1; /* a rail lost: not measured, asks nothing */
+	assert_false(again(rx, none, 3, 4, 2));
+	for (int x = 0; x < 3; x++) /* half the ranks unmeasured: the median of the rest */
+		rx[x * PF_MAX_RAILS] = -1;
+	rx[5 * PF_MAX_RAILS] = 0.2f; /* against 0.63 and 0.64 */
+	assert_true(again(rx, none, 5, 0, 1));
+	for (int x = 0; x < 6; x++) /* a whole round slow alike */
+		rx[x * PF_MAX_RAILS] = 0.2f + 0.01f * (float)x;
+	assert_false(again(rx, none, 5, 0, 1));
+	/* against earlier rounds of 0.60, 0.62 and one not measured: the reference 0.61 */
+	for (int r = 0; r < PF_MAX_RAILS; r++) {
+		hist[r] = 0.60f;
+		hist[PF_MAX_RAILS + r] = 0.62f;
+		hist[2 * PF_MAX_RAILS + r] = -1;
+	}
+	pf_rail_medians(hist, 3, ref);
+	assert_true(ref[0] > 0.609f && ref[0] < 0.611f);
+	assert_true(again(rx, ref, 5, 0, 1));
+	pf_rail_medians(hist + 2 * PF_MAX_RAILS, 1, ref); /* no earlier round measured */
+	assert_true(ref[0] < 0);
+	assert_false(again(rx, ref, 5, 0, 1));
+}
+
 /* A rank whose port is on another subnet than the rail's: unreachable, the GID the cause. */
 static void test_gid_not_routable(void **state)
 {
@@ -457,7 +554,8 @@ int main(void)
 		cmocka_unit_test(test_json),	     cmocka_unit_test(test_gid_not_routable),
 		cmocka_unit_test(test_gid_pair),     cmocka_unit_test(test_mtu_mismatch),
 		cmocka_unit_test(test_large_lost),   cmocka_unit_test(test_died),
-		cmocka_unit_test(test_host_slow),
+		cmocka_unit_test(test_host_slow),    cmocka_unit_test(test_bursts),
+		cmocka_unit_test(test_burst_again),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,11 +21,16 @@
  *   4. bandwidth: one direction at a time (every pair's lower rank sends, a world barrier,
  *      then every higher rank), PF_BURST_MSG-byte messages, --burst-mb MiB, the sender
  *      stopping after --burst-ms; the receiver divides what arrived by the time from the
- *      half's start to its last message.
+ *      half's start to its last message. A pair where either receiver got less than
+ *      PF_BURST_AGAIN_OF_MEDIAN of the round's median on that rail, or of the earlier
+ *      rounds' (pf_burst_again), bursts a second time, in a second pass of every pair that asks, and each cell keeps the
+ *      better pass: a rank delayed once by its node's other work (pods sharing CPUs) is
+ *      rarely delayed twice, a slow path is slow in both; a healthy fabric skips the pass.
  * A round is bounded: each group of 4 rails' connections, the pattern and each rail's round
  * trips take at most --timeout, each burst half at most --burst-ms x 4; rounds are separated
  * by a barrier. So a run has a bound whatever the fabric does; a healthy one takes about
- * (n - 1) x (connection + 2 x burst) for n ranks; with 1000 nodes, 999 rounds
+ * (n - 1) x (connection + 2 x burst) for n ranks (twice the bursts in a round that has a
+ * second pass); with 1000 nodes, 999 rounds
  * (docs/preflight.md has the scaling argument and the options that shorten it).
  *
  * Results: cell (a, b, rail) is what rank b measured receiving from rank a on that rail
@@ -50,6 +55,8 @@
 #define PF_PINGS 32
 #define PF_BURST_MSG (1u << 20)
 #define PF_BURST_DEPTH 4
+#define PF_BURST_PASSES 2	      /* the second only for pairs that ask (phase 4) */
+#define PF_BURST_AGAIN_OF_MEDIAN 0.75 /* a receiver below this share of the rail's median */
 
 /* Thresholds of the verdict (fractions of the rail's median pair bandwidth and latency),
  * written in docs/preflight.md. */
@@ -101,7 +108,8 @@ struct pf_rank {
 
 struct pf_cell {
 	int status; /* enum pf_status */
-	float gbps; /* GB/s received from the row rank (PF_OK) */
+	float gbps; /* GB/s received from the row rank (PF_OK): the better burst pass */
+	int bursts; /* the burst passes the pair ran (1, or 2 with a second pass); 0 none */
 	float lat_us;
 	char why[PF_WHY_LEN];
 };
@@ -131,6 +139,21 @@ static inline const struct pf_cell *pf_cell_at(const struct pf_run *r, int from,
  */
 int pf_judge(const struct pf_run *r, char *out, size_t len);
 
+/*
+ * The second burst pass (phase 4). rx[rank * PF_MAX_RAILS + rail]: what each rank received
+ * in this round's first pass, GB/s (< 0 not measured: a bye, a rail lost).
+ * pf_rail_medians: per rail the median of the measured values of rows x PF_MAX_RAILS (-1
+ * where none): the round's medians from rx, and the reference of the earlier rounds from
+ * their medians (a round slow as a whole is then below it).
+ * pf_burst_again: whether the pair (a, b) bursts again: a or b received below
+ * PF_BURST_AGAIN_OF_MEDIAN of the larger of the round's median and the reference, on any of
+ * its nr rails. Every rank decides alike from the same values.
+ */
+void pf_rail_medians(const float *x, int rows, float *med);
+bool pf_burst_again(const float *rx, const float *med, const float *ref, int a, int b, int nr);
+/* Of the pairs that measured bandwidth (a cell with bursts > 0 either way, any rail), how
+ * many ran a second burst pass. */
+void pf_count_bursts(const struct pf_run *r, int *twice, int *measured);
 /* The report: per rail a matrix of GB/s (row sends, column receives), then the verdict. */
 void pf_print_text(FILE *o, const struct pf_run *r, const char *problems, int nproblems);
 void pf_print_json(FILE *o, const struct pf_run *r, const char *problems, int nproblems);

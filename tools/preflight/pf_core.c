@@ -535,8 +535,68 @@ static const char *pf_status_short(int s)
 	}
 }
 
+/* The median of the values >= 0 among n, each stride apart; -1 when there are none. */
+static float median_measured(const float *x, int n, size_t stride)
+{
+	float *v = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1)), med = -1;
+	int k = 0;
+
+	if (!v)
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (x[(size_t)i * stride] >= 0)
+			v[k++] = x[(size_t)i * stride];
+	if (k) {
+		qsort(v, (size_t)k, sizeof(float), cmp_float);
+		med = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+	}
+	free(v);
+	return med;
+}
+
+void pf_rail_medians(const float *x, int rows, float *med)
+{
+	for (int rail = 0; rail < PF_MAX_RAILS; rail++)
+		med[rail] = median_measured(x + rail, rows, PF_MAX_RAILS);
+}
+
+bool pf_burst_again(const float *rx, const float *med, const float *ref, int a, int b, int nr)
+{
+	for (int rail = 0; rail < nr && rail < PF_MAX_RAILS; rail++) {
+		float ra = rx[(size_t)a * PF_MAX_RAILS + rail],
+		      rb = rx[(size_t)b * PF_MAX_RAILS + rail],
+		      top = med[rail] > ref[rail] ? med[rail] : ref[rail];
+
+		if (top > 0 && ((ra >= 0 && ra < PF_BURST_AGAIN_OF_MEDIAN * top) ||
+				(rb >= 0 && rb < PF_BURST_AGAIN_OF_MEDIAN * top)))
+			return true;
+	}
+	return false;
+}
+
+void pf_count_bursts(const struct pf_run *r, int *twice, int *measured)
+{
+	*twice = *measured = 0;
+	for (int a = 0; a < r->nranks; a++)
+		for (int b = a + 1; b < r->nranks; b++) {
+			int most = 0;
+
+			for (int rail = 0; rail < r->nrails; rail++) {
+				int x = pf_cell_at(r, a, b, rail)->bursts,
+				    y = pf_cell_at(r, b, a, rail)->bursts;
+
+				most = x > most ? x : most;
+				most = y > most ? y : most;
+			}
+			*measured += most > 0;
+			*twice += most > 1;
+		}
+}
+
 void pf_print_text(FILE *o, const struct pf_run *r, const char *problems, int nproblems)
 {
+	int twice, measured;
+
 	fprintf(o, "railnet-preflight: %d ranks, %d rail(s), %d round(s), %.1f s\n", r->nranks,
 		r->nrails, r->rounds, r->seconds);
 	for (int x = 0; x < r->nranks; x++) {
@@ -547,6 +607,11 @@ void pf_print_text(FILE *o, const struct pf_run *r, const char *problems, int np
 				r->ranks[x].died);
 		fputc('\n', o);
 	}
+	pf_count_bursts(r, &twice, &measured);
+	fprintf(o,
+		"  bandwidth: %d of %d pair(s) burst a second time (a receiver under %.2f of the "
+		"rail's median in the first; the better pass kept)\n",
+		twice, measured, PF_BURST_AGAIN_OF_MEDIAN);
 	for (int rail = 0; rail < r->nrails; rail++) {
 		const struct pf_rail *ri = &r->ranks[r->ref].rail[rail];
 
@@ -646,8 +711,9 @@ void pf_print_json(FILE *o, const struct pf_run *r, const char *problems, int np
 				fprintf(o, "%s{\"rail\":%d,\"from\":%d,\"to\":%d,\"status\":\"%s\"",
 					first ? "" : ",", rail, a, b, pf_status_str(c->status));
 				if (c->status == PF_OK)
-					fprintf(o, ",\"gbps\":%.3f,\"latency_us\":%.1f", c->gbps,
-						c->lat_us);
+					fprintf(o,
+						",\"gbps\":%.3f,\"latency_us\":%.1f,\"bursts\":%d",
+						c->gbps, c->lat_us, c->bursts);
 				if (c->why[0]) {
 					fputs(",\"why\":", o);
 					rn_json_str(o, c->why);

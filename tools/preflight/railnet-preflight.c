@@ -62,6 +62,8 @@ struct pf_link {
 	void *sreq[PF_BURST_DEPTH], *rreq[PF_BURST_DEPTH];
 	double t_start, t_last; /* the receiving half's start (a world barrier), its last message */
 	long ndata;		/* full-size messages received */
+	double best_gbps;	/* the better of the burst passes received (pf.h) */
+	int bursts;		/* the receiving burst passes run */
 	double lat_us;
 	bool small_ok; /* the first latency pass went through: 8-byte messages cross */
 };
@@ -608,6 +610,16 @@ static void phase_latency(struct rb_net *net, struct pf_link *l, bool lower, dou
 	link_fail(l, PF_FAILED, "the latency ping-pong", rc);
 }
 
+static double link_gbps(const struct pf_link *l)
+{
+	/* the full-size messages received over the time from the half's start (a barrier) to
+	 * the last one: completions polled in one pass arrive "at once", so the span between
+	 * messages alone would overstate a short burst */
+	if (l->ndata > 0 && l->t_last > l->t_start)
+		return (double)l->ndata * PF_BURST_MSG / (l->t_last - l->t_start) / 1e9;
+	return 0;
+}
+
 /*
  * Phase 4, one direction of every rail of the pair at once (pf.h): the lower rank sends
  * first, then the higher, each half after a world barrier, so that every pair measures the
@@ -615,17 +627,30 @@ static void phase_latency(struct rb_net *net, struct pf_link *l, bool lower, dou
  * share its CPUs and, in softverbs, a port's rate model).
  */
 static void phase_burst(struct rb_net *net, struct pf_link *L, int nr, const struct pf_opts *o,
-			bool sending, bool receiving)
+			bool sending, bool receiving, double start, double *gbps)
 {
 	long want = o->burst_mb * ((1L << 20) / PF_BURST_MSG);
-	double start = now_s(), stop_sending = start + (double)o->burst_ms / 1000,
+	double stop_sending = start + (double)o->burst_ms / 1000,
 	       deadline = start + 4.0 * (double)o->burst_ms / 1000;
 	int busy = 1;
 	long moved = -1;
 	double idle = 0;
 
-	for (int r = 0; r < nr && receiving; r++)
-		L[r].t_start = start;
+	/* a pass starts from nothing: the previous one's requests all completed (drained) */
+	for (int r = 0; r < nr; r++) {
+		struct pf_link *l = &L[r];
+
+		if (receiving) {
+			l->got_end = false;
+			l->nrecv_posted = l->nrecvd = l->ndata = 0;
+			l->t_start = start;
+			l->t_last = 0;
+		}
+		if (sending) {
+			l->sent_end = false;
+			l->nsent = l->sdone = 0;
+		}
+	}
 	while (busy && now_s() < deadline) {
 		long now_moved = 0;
 
@@ -708,6 +733,12 @@ static void phase_burst(struct rb_net *net, struct pf_link *L, int nr, const str
 				 "the burst did not end within %ld ms (%ld MiB arrived)",
 				 4 * o->burst_ms, l->nrecvd);
 		}
+		if (receiving && l->status == PF_OK) {
+			l->bursts++;
+			gbps[r] = link_gbps(l);
+			if (gbps[r] > l->best_gbps)
+				l->best_gbps = gbps[r];
+		}
 	}
 }
 
@@ -753,16 +784,6 @@ static void burst_drain(struct rb_net *net, struct pf_link *L, int nr, bool send
 			l->nrecvd++;
 		}
 	}
-}
-
-static double link_gbps(const struct pf_link *l)
-{
-	/* the bytes after the first message over the time since it arrived */
-	/* from the half's start: completions polled in one pass arrive "at once", so a span
-	 * between messages alone would overstate a short burst */
-	if (l->ndata > 0 && l->t_last > l->t_start)
-		return (double)l->ndata * PF_BURST_MSG / (l->t_last - l->t_start) / 1e9;
-	return 0;
 }
 
 static void close_links(struct rb_net *net, struct pf_link *L, int nr)
@@ -876,7 +897,8 @@ static void pair_end(struct rb_net *net, struct pf_pair *p, struct pf_cell *col)
 		struct pf_cell *c = &col[r];
 
 		c->status = p->L[r].status;
-		c->gbps = p->L[r].status == PF_OK ? (float)link_gbps(&p->L[r]) : 0;
+		c->gbps = p->L[r].status == PF_OK ? (float)p->L[r].best_gbps : 0;
+		c->bursts = p->L[r].bursts;
 		snprintf(c->why, sizeof(c->why), "%s", p->L[r].why);
 	}
 	close_links(net, p->L, p->nr);
@@ -898,7 +920,7 @@ enum pf_cmd {
 	PF_CMD_LISTEN,	     /* nr -> handles */
 	PF_CMD_CONNECT,	     /* peer, nr, handles -> mine (the rails connected) */
 	PF_CMD_PROBE,	     /* round, me, left (the peer's rails) -> v (latency, us) */
-	PF_CMD_BURST,	     /* sending, receiving -> left */
+	PF_CMD_BURST,	     /* round, pass, sending, receiving -> left, v (GB/s received) */
 	PF_CMD_DRAIN,	     /* sending, mine, left (the peer's) -> mine (the rails still OK) */
 	PF_CMD_AGAIN,	     /* left (the peer's rails) -> v (the smaller latency of two passes) */
 	PF_CMD_END,	     /* -> cells */
@@ -907,7 +929,7 @@ enum pf_cmd {
 };
 
 struct pf_msg {
-	int cmd, round, me, peer, nr;
+	int cmd, round, pass, me, peer, nr;
 	bool sending, receiving;
 	long left[PF_MAX_RAILS], mine[PF_MAX_RAILS];
 	double v[PF_MAX_RAILS];
@@ -935,6 +957,28 @@ static void test_die(int round)
 		for (;;)
 			pause();
 	raise(SIGKILL);
+}
+
+/*
+ * RN_PREFLIGHT_TEST_STALL=ROUND:MS: the worker starts receiving in the first burst pass of
+ * that round (1-based) MS milliseconds late, as a rank the node's other work held up once.
+ * The test of the second burst pass (pf.h).
+ */
+static void test_stall(int round)
+{
+	const char *e = getenv("RN_PREFLIGHT_TEST_STALL");
+	char *end = NULL;
+	long r, ms;
+
+	if (!e || !*e)
+		return;
+	r = strtol(e, &end, 10);
+	if (r != round + 1 || *end != ':')
+		return;
+	ms = strtol(end + 1, &end, 10);
+	if (*end || ms <= 0 || ms > 60000)
+		return;
+	nanosleep(&(struct timespec){ .tv_sec = ms / 1000, .tv_nsec = ms % 1000 * 1000000 }, NULL);
 }
 
 static void worker_main(int fd, const struct pf_opts *o, pid_t parent)
@@ -979,14 +1023,21 @@ static void worker_main(int fd, const struct pf_opts *o, pid_t parent)
 			if (p)
 				pair_probe(&net, o, p, m->round, m->me, m->left, m->v);
 			break;
-		case PF_CMD_BURST:
+		case PF_CMD_BURST: {
+			double start = now_s(); /* the half's start: the barrier just passed */
+
 			test_die(m->round);
+			if (m->receiving && m->pass == 0)
+				test_stall(m->round);
 			memset(m->left, 0, sizeof(m->left));
+			memset(m->v, 0, sizeof(m->v));
 			if (p) {
-				phase_burst(&net, p->L, p->nr, o, m->sending, m->receiving);
+				phase_burst(&net, p->L, p->nr, o, m->sending, m->receiving, start,
+					    m->v);
 				burst_left(p->L, p->nr, m->sending, m->left);
 			}
 			break;
+		}
 		case PF_CMD_DRAIN:
 			if (p)
 				burst_drain(&net, p->L, p->nr, m->sending, m->mine, m->left,
@@ -1147,6 +1198,20 @@ static void pf_allgather(const void *mine, void *all, size_t len)
 
 	MPI_Iallgather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, MPI_COMM_WORLD, &rq);
 	mpi_wait(&rq, 1);
+}
+
+/*
+ * Before a round's second burst pass, on every rank alike: mine (this rank's first-pass
+ * GB/s per rail, -1 not measured) gathered into rxs, the round's medians into med and
+ * hist's row t, the earlier rounds' reference into ref (pf.h).
+ */
+static void burst_round(const float *mine, float *rxs, int n, float *hist, int t, float *med,
+			float *ref)
+{
+	pf_allgather(mine, rxs, sizeof(float) * PF_MAX_RAILS);
+	pf_rail_medians(rxs, n, med);
+	pf_rail_medians(hist, t, ref);
+	memcpy(hist + (size_t)t * PF_MAX_RAILS, med, sizeof(float) * PF_MAX_RAILS);
 }
 
 /*
@@ -1327,6 +1392,11 @@ int main(int argc, char **argv)
 		size_t nr1 = (size_t)(nr ? nr : 1), ncell = (size_t)n * nr1;
 		struct pf_cell *col = calloc(ncell, sizeof(*col)), *all = NULL, *cells = NULL;
 		struct pf_rinfo *infos = calloc((size_t)n, sizeof(*infos)), mine;
+		/* each rank's first-pass GB/s per rail in a round, the rounds' medians, this
+		 * round's and the earlier rounds' reference (pf_burst_again) */
+		float *rxs = calloc((size_t)n * PF_MAX_RAILS, sizeof(*rxs)),
+		      *hist = calloc((size_t)pf_rounds(n) * PF_MAX_RAILS, sizeof(*hist)),
+		      med[PF_MAX_RAILS], earlier[PF_MAX_RAILS];
 		struct {
 			int died;
 			char why[PF_WHY_LEN];
@@ -1335,7 +1405,7 @@ int main(int argc, char **argv)
 		/* the bounds of the worker's steps: its own bounds (pf.h) and 5 s to spare */
 		double b_step = o.timeout_s + 5, b_burst = 4.0 * (double)o.burst_ms / 1000 + 5;
 
-		if (!col || !infos)
+		if (!col || !infos || !rxs || !hist)
 			MPI_Abort(MPI_COMM_WORLD, 3);
 		for (int t = 0; t < rounds; t++) {
 			int peer = pf_partner(n, t, rank);
@@ -1385,27 +1455,50 @@ int main(int argc, char **argv)
 						rpc(&wk, m, (double)(common + 1) * o.timeout_s + 5,
 						    t);
 				}
-				/* the bursts: every pair's lower rank sends, then its higher */
-				for (int half = 0; half < 2; half++) {
-					bool sending = half == 0 ? lower : !lower;
+				/* the bursts: every pair's lower rank sends, then its higher; the
+				 * pairs pf_burst_again picks do it a second time, the other ranks
+				 * meeting the same barriers */
+				bool burst = paired;
+				double rx[PF_MAX_RAILS] = { 0 };
 
-					pf_barrier();
-					if (!paired)
-						continue;
-					memset(x.left, 0, sizeof(x.left));
-					m->cmd = PF_CMD_BURST;
-					m->round = t;
-					m->sending = sending;
-					m->receiving = !sending;
-					if (live && !rpc(&wk, m, b_burst, t))
-						memcpy(x.left, m->left, sizeof(x.left));
-					live = xchg(&wk, &x, &y, peer, 3, live);
-					m->cmd = PF_CMD_DRAIN;
-					m->sending = sending;
-					memcpy(m->mine, x.left, sizeof(m->mine));
-					memcpy(m->left, y.left, sizeof(m->left));
-					if (live)
-						rpc(&wk, m, b_step, t);
+				for (int pass = 0; pass < PF_BURST_PASSES; pass++) {
+					if (pass > 0) {
+						float mine_rx[PF_MAX_RAILS];
+
+						for (int r = 0; r < PF_MAX_RAILS; r++)
+							mine_rx[r] = burst && live && r < common &&
+										     m->mine[r]
+									     ? (float)rx[r]
+									     : -1;
+						burst_round(mine_rx, rxs, n, hist, t, med, earlier);
+						burst = burst && pf_burst_again(rxs, med, earlier,
+										rank, peer, common);
+					}
+					for (int half = 0; half < 2; half++) {
+						bool sending = half == 0 ? lower : !lower;
+
+						pf_barrier();
+						if (!burst)
+							continue;
+						memset(x.left, 0, sizeof(x.left));
+						m->cmd = PF_CMD_BURST;
+						m->round = t;
+						m->pass = pass;
+						m->sending = sending;
+						m->receiving = !sending;
+						if (live && !rpc(&wk, m, b_burst, t)) {
+							memcpy(x.left, m->left, sizeof(x.left));
+							if (!sending)
+								memcpy(rx, m->v, sizeof(rx));
+						}
+						live = xchg(&wk, &x, &y, peer, 3, live);
+						m->cmd = PF_CMD_DRAIN;
+						m->sending = sending;
+						memcpy(m->mine, x.left, sizeof(m->mine));
+						memcpy(m->left, y.left, sizeof(m->left));
+						if (live)
+							rpc(&wk, m, b_step, t);
+					}
 				}
 				if (paired) {
 					/* the rails each end still holds after the bursts (m->mine) */
@@ -1442,8 +1535,19 @@ int main(int argc, char **argv)
 								   : "one side has no such rail");
 				}
 			} else {
-				pf_barrier(); /* a bye: the pairs' two bursts */
-				pf_barrier();
+				/* a bye: the pairs' two burst halves in each pass, and the
+				 * values that pick the second pass's pairs (none from here) */
+				for (int pass = 0; pass < PF_BURST_PASSES; pass++) {
+					if (pass > 0) {
+						float none[PF_MAX_RAILS];
+
+						for (int r = 0; r < PF_MAX_RAILS; r++)
+							none[r] = -1;
+						burst_round(none, rxs, n, hist, t, med, earlier);
+					}
+					pf_barrier();
+					pf_barrier();
+				}
 			}
 			m->cmd = PF_CMD_UNLISTEN;
 			m->nr = common;
@@ -1507,6 +1611,8 @@ int main(int argc, char **argv)
 		free(ends);
 		free(col);
 		free(infos);
+		free(rxs);
+		free(hist);
 	}
 	MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
 	worker_quit(&wk, m);
