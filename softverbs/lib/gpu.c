@@ -69,7 +69,16 @@ static struct {
 		bool failed;	    /* no context: said once, never retried */
 		bool stream_failed; /* a stream could not be made: said once, never retried */
 	} dev[SV_GPU_MAX_DEV];
+	/* the one DMA queue of every device context (sv.h): a stream per GPU */
+	struct sv_gpu_dma dma;
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* The queue behind a device context's: the process's one (sv.h). */
+static struct sv_gpu_dma *dma_queue(struct sv_gpu_dma *q)
+{
+	(void)q;
+	return &g.dma;
+}
 
 int sv_gdr_mode;     /* SV_GDR_* bits */
 bool sv_gdr_relaxed; /* SOFTVERBS_GDR_ORDER=relaxed */
@@ -259,6 +268,7 @@ static bool dev_ready(int dev)
  */
 static sv_custream dma_stream(struct sv_gpu_dma *q, int dev)
 {
+	q = dma_queue(q);
 	sv_custream s = __atomic_load_n(&q->stream[dev], __ATOMIC_ACQUIRE);
 	int rc;
 
@@ -306,6 +316,7 @@ int sv_gpu_read(struct sv_gpu_dma *q, int dev, void *dst, const void *src, size_
 
 int sv_gpu_fence(struct sv_gpu_dma *q, int dev)
 {
+	q = dma_queue(q);
 	sv_custream s = __atomic_load_n(&q->stream[dev], __ATOMIC_ACQUIRE);
 	int rc;
 
@@ -317,6 +328,9 @@ int sv_gpu_fence(struct sv_gpu_dma *q, int dev)
 
 void sv_gpu_dma_close(struct sv_gpu_dma *q)
 {
+	/* the process's queue outlives a context: other contexts still copy through it */
+	if (dma_queue(q) != q)
+		return;
 	for (int d = 0; d < SV_GPU_MAX_DEV; d++) {
 		sv_custream s = q->stream[d];
 		int rc;

@@ -147,8 +147,11 @@ int sv_gpu_classify(const void *addr, size_t len, int *dev);
 #define SV_GPU_MAX_DEV 64
 /*
  * A device context's DMA engine towards GPU memory: one CUDA stream per GPU, made on its first
- * copy there (zeroed: none yet). Copies of one NIC are ordered; two NICs' copies are not, and
- * neither waits for the other's.
+ * copy there (zeroed: none yet). Every device context of the process goes through one such
+ * queue (gpu.c, dma_queue): with a queue per context (each NIC its own engine, 2026-12-03),
+ * NCCL's IB transport at 64 KiB all-reduce (GPU memory, H200, NCCL 2.28.3) ended in "an
+ * illegal memory access" and a transport retry error every run, and one shared queue fixed
+ * it; the cause is not found yet. The per-context argument stays for that work.
  */
 struct sv_gpu_dma {
 	void *stream[SV_GPU_MAX_DEV];
