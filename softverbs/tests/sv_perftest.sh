@@ -32,29 +32,52 @@ else
 	sview=$dir/view sdev=svdev0 cview=$dir/view cdev=svdev1 gid=1
 fi
 export LD_LIBRARY_PATH="$build/softverbs"
-port=$((20000 + $$ % 20000))
-# -u 17: transport timeout 0.5 s (x 8 retries); CI machines can be very busy
-set -- -F -u 17 -x "$gid" -p "$port" "$@"
-
-SOFTVERBS_VIEW=$sview timeout 60 "$tool" -d "$sdev" "$@" >"$dir/server.log" 2>&1 &
-srv=$!
-# wait until the server listens (its TCP port in /proc/net/tcp, state 0A), at most 10 s
-hexport=$(printf '%04X' "$port")
-for _ in $(seq 1 100); do
-	grep -q ":$hexport [0-9A-F:]* 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null && break
-	sleep 0.1
+# A TCP port for perftest's out-of-band exchange: below the kernel's ephemeral range (32768 and
+# up by default, where other tests' connections take their local ports) and not one that
+# /proc/net/tcp lists in any state. When the server still could not listen (another process
+# took the port in between), server and client run again on the next port, at most 5 times.
+port_used() {
+	grep -q "^ *[0-9]*: [0-9A-F]*:$(printf '%04X' "$1") " /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+next_port() {
+	port=$((20000 + (port - 20000 + 1) % 12000))
+}
+port=$((20000 + $$ % 12000))
+opts="$*"
+: >"$dir/client.log"
+for try in 1 2 3 4 5; do
+	while port_used "$port"; do
+		next_port
+	done
+	# -u 17: transport timeout 0.5 s (x 8 retries); CI machines can be very busy
+	# shellcheck disable=SC2086 # word splitting intended
+	set -- -F -u 17 -x "$gid" -p "$port" $opts
+	SOFTVERBS_VIEW=$sview timeout 60 "$tool" -d "$sdev" "$@" >"$dir/server.log" 2>&1 &
+	srv=$!
+	# wait until the port listens (/proc/net/tcp, state 0A) or the server exits, at most 10 s
+	hexport=$(printf '%04X' "$port")
+	for _ in $(seq 1 100); do
+		grep -q ":$hexport [0-9A-F:]* 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null && break
+		kill -0 "$srv" 2>/dev/null || break
+		sleep 0.1
+	done
+	rc=1
+	for _ in 1 2 3 4 5; do
+		kill -0 "$srv" 2>/dev/null || break
+		SOFTVERBS_VIEW=$cview timeout 60 "$tool" -d "$cdev" "$@" 127.0.0.1 \
+			>"$dir/client.log" 2>&1
+		rc=$?
+		grep -q "Couldn't connect\|Unable to init the socket\|Failed to connect" \
+			"$dir/client.log" || break
+		sleep 0.3
+	done
+	wait "$srv"
+	src=$?
+	srv=
+	grep -q "Couldn't listen" "$dir/server.log" || break
+	echo "try $try: the server could not listen on port $port; again on another port"
+	next_port
 done
-rc=1
-for _ in 1 2 3 4 5; do
-	SOFTVERBS_VIEW=$cview timeout 60 "$tool" -d "$cdev" "$@" 127.0.0.1 >"$dir/client.log" 2>&1
-	rc=$?
-	grep -q "Couldn't connect\|Unable to init the socket\|Failed to connect" \
-		"$dir/client.log" || break
-	sleep 0.3
-done
-wait "$srv"
-src=$?
-srv=
 echo "---- $tool server ($sdev, $sview) ----"
 cat "$dir/server.log"
 echo "---- $tool client ($cdev, $cview) ----"
