@@ -206,7 +206,11 @@ SV_EXPORT int ibv_close_device(struct ibv_context *context)
 	close(ctx->async_wfd); /* a thread blocked in ibv_get_async_event sees EOF */
 	close(context->async_fd);
 	free(ctx->mrs);
-	sv_gpu_dma_close(&ctx->dma); /* no copy still reads the buffer freed below */
+	for (int d = 0; ctx->bounce_busy && d < 64; d++)
+		if ((ctx->bounce_busy >> d) & 1) {
+			ctx->bounce_busy &= ~(1ull << d);
+			sv_gpu_fence(d); /* no copy still reads the buffer freed below */
+		}
 	if (ctx->bounce_pinned)
 		sv_gpu_host_free(ctx->bounce);
 	else

@@ -7,13 +7,12 @@
  * for a node with gdr=) or SOFTVERBS_GDR says so. Then ibv_reg_mr on a CUDA device pointer and
  * ibv_reg_dmabuf_mr on a dma-buf fd whose iova is one register GPU memory regions; the NIC
  * moves their bytes with the CUDA driver (opened with dlopen: SOFTVERBS_CUDA_LIB, else a
- * libcuda.so.1 the process has already loaded) on the device context's own non-blocking stream
- * per GPU (struct sv_gpu_dma: the NIC's DMA engine; two NICs' copies run side by side and wait
- * only for their own, as two NICs' DMA does):
+ * libcuda.so.1 the process has already loaded) on one non-blocking stream per GPU, shared by
+ * every device context of the process (a stream per context was tried and taken back: see
+ * docs/softverbs.md, GDR mode):
  *  - writes into GPU memory (RDMA WRITE, SEND, READ responses) are asynchronous copies;
  *  - reads of GPU memory (the source of a WRITE or SEND, a READ of a GPU region) are copies on
- *    the same stream, waited for, so they see every earlier write of this NIC, as a NIC's read
- *    does;
+ *    the same stream, waited for, so they see every earlier write, as a NIC's read does;
  *  - ordering, SOFTVERBS_GDR_ORDER: `strict` (default) waits for a message's writes before its
  *    completion and acknowledgement (Hopper and later: data is visible when the CQE is, so
  *    NCCL does not flush); `relaxed` does not (Ampere and earlier: only a READ of the GPU
@@ -57,7 +56,6 @@ static struct {
 	int (*ctx_set)(sv_cuctx);
 	int (*stream_create)(sv_custream *, unsigned int);
 	int (*stream_sync)(sv_custream);
-	int (*stream_destroy)(sv_custream); /* cuStreamDestroy_v2, optional */
 	int (*h2d_async)(sv_cuptr, const void *, size_t, sv_custream);
 	int (*d2h_async)(void *, sv_cuptr, size_t, sv_custream);
 	int (*capture_mode)(int *); /* cuThreadExchangeStreamCaptureMode, optional */
@@ -65,20 +63,12 @@ static struct {
 	int (*free_host)(void *);			  /* cuMemFreeHost, optional */
 	struct {
 		sv_cuctx ctx;
+		sv_custream stream; /* the GPU's DMA queue, made on its first copy */
 		bool ready;
 		bool failed;	    /* no context: said once, never retried */
 		bool stream_failed; /* a stream could not be made: said once, never retried */
 	} dev[SV_GPU_MAX_DEV];
-	/* the one DMA queue of every device context (sv.h): a stream per GPU */
-	struct sv_gpu_dma dma;
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-/* The queue behind a device context's: the process's one (sv.h). */
-static struct sv_gpu_dma *dma_queue(struct sv_gpu_dma *q)
-{
-	(void)q;
-	return &g.dma;
-}
 
 int sv_gdr_mode;     /* SV_GDR_* bits */
 bool sv_gdr_relaxed; /* SOFTVERBS_GDR_ORDER=relaxed */
@@ -166,7 +156,6 @@ static void load(void)
 	*(void **)&g.capture_mode = dlsym(g.lib, "cuThreadExchangeStreamCaptureMode");
 	*(void **)&g.host_alloc = dlsym(g.lib, "cuMemHostAlloc");
 	*(void **)&g.free_host = dlsym(g.lib, "cuMemFreeHost");
-	*(void **)&g.stream_destroy = dlsym(g.lib, "cuStreamDestroy_v2");
 	*(void **)&g.init = sym("cuInit");
 	*(void **)&g.ptr_attr = sym("cuPointerGetAttribute");
 	*(void **)&g.addr_range = sym("cuMemGetAddressRange_v2");
@@ -262,20 +251,19 @@ static bool dev_ready(int dev)
 	} while (0)
 
 /*
- * q's stream for device dev, made on first use; NULL if impossible. The first failure on a
- * device is said in one line and ends its GDR copies for every NIC (as a failed context does):
- * no copy retries the driver.
+ * Device dev's stream, made on first use; NULL if impossible. The first failure on a device is
+ * said in one line and ends its GDR copies for every NIC (as a failed context does): no copy
+ * retries the driver.
  */
-static sv_custream dma_stream(struct sv_gpu_dma *q, int dev)
+static sv_custream dma_stream(int dev)
 {
-	q = dma_queue(q);
-	sv_custream s = __atomic_load_n(&q->stream[dev], __ATOMIC_ACQUIRE);
+	sv_custream s = __atomic_load_n(&g.dev[dev].stream, __ATOMIC_ACQUIRE);
 	int rc;
 
 	if (s || !dev_ready(dev) || __atomic_load_n(&g.dev[dev].stream_failed, __ATOMIC_RELAXED))
 		return s;
-	pthread_mutex_lock(&g.lock); /* a fence without q's NIC lock may race the first copy */
-	s = q->stream[dev];
+	pthread_mutex_lock(&g.lock); /* two NICs' first copies to one GPU make one stream */
+	s = g.dev[dev].stream;
 	if (!s && !g.dev[dev].stream_failed) {
 		SV_WITH_CTX(dev, rc, g.stream_create(&s, SV_CU_STREAM_NON_BLOCKING));
 		if (rc) {
@@ -285,15 +273,15 @@ static sv_custream dma_stream(struct sv_gpu_dma *q, int dev)
 			       dev);
 			__atomic_store_n(&g.dev[dev].stream_failed, true, __ATOMIC_RELAXED);
 		}
-		__atomic_store_n(&q->stream[dev], s, __ATOMIC_RELEASE);
+		__atomic_store_n(&g.dev[dev].stream, s, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&g.lock);
 	return s;
 }
 
-int sv_gpu_write(struct sv_gpu_dma *q, int dev, void *dst, const void *src, size_t len)
+int sv_gpu_write(int dev, void *dst, const void *src, size_t len)
 {
-	sv_custream s = dma_stream(q, dev);
+	sv_custream s = dma_stream(dev);
 	int rc;
 
 	if (!s)
@@ -302,9 +290,9 @@ int sv_gpu_write(struct sv_gpu_dma *q, int dev, void *dst, const void *src, size
 	return rc ? -EIO : 0;
 }
 
-int sv_gpu_read(struct sv_gpu_dma *q, int dev, void *dst, const void *src, size_t len)
+int sv_gpu_read(int dev, void *dst, const void *src, size_t len)
 {
-	sv_custream s = dma_stream(q, dev);
+	sv_custream s = dma_stream(dev);
 	int rc;
 
 	if (!s)
@@ -314,36 +302,15 @@ int sv_gpu_read(struct sv_gpu_dma *q, int dev, void *dst, const void *src, size_
 	return rc ? -EIO : 0;
 }
 
-int sv_gpu_fence(struct sv_gpu_dma *q, int dev)
+int sv_gpu_fence(int dev)
 {
-	q = dma_queue(q);
-	sv_custream s = __atomic_load_n(&q->stream[dev], __ATOMIC_ACQUIRE);
+	sv_custream s = __atomic_load_n(&g.dev[dev].stream, __ATOMIC_ACQUIRE);
 	int rc;
 
 	if (!s)
-		return 0; /* this NIC never copied there */
+		return 0; /* nothing was ever copied there */
 	SV_WITH_CTX(dev, rc, g.stream_sync(s));
 	return rc ? -EIO : 0;
-}
-
-void sv_gpu_dma_close(struct sv_gpu_dma *q)
-{
-	/* the process's queue outlives a context: other contexts still copy through it */
-	if (dma_queue(q) != q)
-		return;
-	for (int d = 0; d < SV_GPU_MAX_DEV; d++) {
-		sv_custream s = q->stream[d];
-		int rc;
-
-		if (!s)
-			continue;
-		/* errors ignored: at process exit the driver may be gone already */
-		SV_WITH_CTX(d, rc, g.stream_sync(s));
-		if (g.stream_destroy)
-			SV_WITH_CTX(d, rc, g.stream_destroy(s));
-		(void)rc;
-		q->stream[d] = NULL;
-	}
 }
 
 void *sv_gpu_host_alloc(int dev, size_t len)

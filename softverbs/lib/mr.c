@@ -282,8 +282,7 @@ SV_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 	ctx->mrs[mr->slot] = NULL;
 	pthread_mutex_unlock(&ctx->mr_lock);
 	if (mr->gpu >= 0)
-		sv_gpu_fence(&ctx->dma,
-			     mr->gpu); /* no write into GPU memory after it is handed back */
+		sv_gpu_fence(mr->gpu); /* no write into GPU memory after it is handed back */
 	__atomic_sub_fetch(&mr->pd->refs, 1, __ATOMIC_RELEASE);
 	free(mr);
 	return 0;

@@ -346,22 +346,22 @@ static void sv_gpu_dirty(uint64_t *dirty, int dev)
  * waits for the writes into GPU memory marked in *dirty (they are visible when the CQE is).
  * Relaxed order leaves them to a later read of the GPU memory (NCCL's flush). 0 or -EIO.
  */
-static int sv_gpu_settle(struct sv_gpu_dma *dma, uint64_t *dirty)
+static int sv_gpu_settle(uint64_t *dirty)
 {
 	int rc = 0;
 
 	for (int d = 0; *dirty && d < 64; d++)
 		if ((*dirty >> d) & 1) {
 			*dirty &= ~(1ull << d);
-			if (!sv_gdr_relaxed && sv_gpu_fence(dma, d))
+			if (!sv_gdr_relaxed && sv_gpu_fence(d))
 				rc = -EIO;
 		}
 	return rc;
 }
 
 /* One copy between host memory and memory of device dev (-1: host). 0 or -EIO. */
-static int sv_copy(struct sv_gpu_dma *dma, int dev, void *dst, const void *src, uint64_t len,
-		   bool into_dev, uint64_t *dirty)
+static int sv_copy(int dev, void *dst, const void *src, uint64_t len, bool into_dev,
+		   uint64_t *dirty)
 {
 	if (dev < 0) {
 		sv_dma_begin();
@@ -370,14 +370,14 @@ static int sv_copy(struct sv_gpu_dma *dma, int dev, void *dst, const void *src, 
 		return 0;
 	}
 	if (!into_dev)
-		return sv_gpu_read(dma, dev, dst, src, len);
+		return sv_gpu_read(dev, dst, src, len);
 	sv_gpu_dirty(dirty, dev);
-	return sv_gpu_write(dma, dev, dst, src, len);
+	return sv_gpu_write(dev, dst, src, len);
 }
 
 /* Copies between a flat buffer and an iovec list starting at byte offset off. 0 or -EIO. */
-static int sv_iov_copy(struct sv_gpu_dma *dma, const struct iovec *iov, const int *devs, uint32_t n,
-		       uint64_t off, char *buf, uint64_t len, bool to_iov, uint64_t *dirty)
+static int sv_iov_copy(const struct iovec *iov, const int *devs, uint32_t n, uint64_t off,
+		       char *buf, uint64_t len, bool to_iov, uint64_t *dirty)
 {
 	uint32_t i;
 
@@ -390,8 +390,8 @@ static int sv_iov_copy(struct sv_gpu_dma *dma, const struct iovec *iov, const in
 			continue;
 		}
 		take = l - off < len ? l - off : len;
-		if (to_iov ? sv_copy(dma, devs[i], seg + off, buf, take, true, dirty)
-			   : sv_copy(dma, devs[i], buf, seg + off, take, false, dirty))
+		if (to_iov ? sv_copy(devs[i], seg + off, buf, take, true, dirty)
+			   : sv_copy(devs[i], buf, seg + off, take, false, dirty))
 			return -EIO;
 		buf += take;
 		len -= take;
@@ -498,7 +498,7 @@ static int sv_bounce_reuse(struct sv_ctx *ctx, uint64_t keep)
 	for (int d = 0; (ctx->bounce_busy & ~keep) && d < 64; d++)
 		if ((ctx->bounce_busy & ~keep) >> d & 1) {
 			ctx->bounce_busy &= ~(1ull << d);
-			if (sv_gpu_fence(&ctx->dma, d))
+			if (sv_gpu_fence(d))
 				rc = -EIO;
 		}
 	return rc;
@@ -542,12 +542,11 @@ static int sv_vm_copy_dev(struct sv_ctx *ctx, pid_t pid, struct iovec *liov, con
 			k = sv_iov_slice(riov, nr, done, l, r, SV_MAX_IOV);
 			rc = sv_bounce_reuse(ctx, keep);
 			if (!rc && write) {
-				rc = sv_copy(&ctx->dma, devs[i], bounce, seg, l, false, dirty)
+				rc = sv_copy(devs[i], bounce, seg, l, false, dirty)
 					     ?: sv_vm_copy(pid, &b, 1, r, k, l, true);
 			} else if (!rc) {
 				rc = sv_vm_copy(pid, &b, 1, r, k, l, false)
-					     ?: sv_copy(&ctx->dma, devs[i], seg, bounce, l, true,
-							dirty);
+					     ?: sv_copy(devs[i], seg, bounce, l, true, dirty);
 				if (!rc && devs[i] >= 0 && ctx->bounce_pinned)
 					ctx->bounce_busy |= 1ull << (devs[i] & 63);
 			}
@@ -727,14 +726,13 @@ static int sv_resp_req(struct sv_conn *c, const struct sv_hdr *h, const char *bo
 				st = sv_vm_copy_dev(ctx, c->peer_pid, liov, ldevs, 1, riov, nr, len,
 						    false, &c->gpu_dirty);
 			} else {
-				st = sv_copy(&ctx->dma, mr->gpu, dst, body, len, true,
-					     &c->gpu_dirty);
+				st = sv_copy(mr->gpu, dst, body, len, true, &c->gpu_dirty);
 			}
 		} else {
 			st = 0;
 		}
 		if (!st && last && c->gpu_dirty)
-			st = sv_gpu_settle(&ctx->dma, &c->gpu_dirty);
+			st = sv_gpu_settle(&c->gpu_dirty);
 		pthread_mutex_unlock(&ctx->mr_lock);
 		c->copied += len;
 		pthread_mutex_lock(&qp->lock);
@@ -796,11 +794,11 @@ static int sv_resp_req(struct sv_conn *c, const struct sv_hdr *h, const char *bo
 				st = sv_vm_copy_dev(ctx, c->peer_pid, liov, ldevs, nl, riov, nr,
 						    len, false, &c->gpu_dirty);
 			else
-				st = sv_iov_copy(&ctx->dma, liov, ldevs, nl, h->off, (char *)body,
-						 len, true, &c->gpu_dirty);
+				st = sv_iov_copy(liov, ldevs, nl, h->off, (char *)body, len, true,
+						 &c->gpu_dirty);
 		}
 		if (!st && last && c->gpu_dirty)
-			st = sv_gpu_settle(&ctx->dma, &c->gpu_dirty);
+			st = sv_gpu_settle(&c->gpu_dirty);
 		pthread_mutex_unlock(&ctx->mr_lock);
 		c->copied += len;
 		pthread_mutex_lock(&qp->lock);
@@ -897,8 +895,8 @@ static void sv_resp_read_pump(struct sv_conn *c)
 		}
 		body = sv_conn_begin(c, &h);
 		if (body && h.len &&
-		    sv_copy(&ctx->dma, mr->gpu, body, sv_mr_va(mr, c->rd_addr + c->rd_off), h.len,
-			    false, NULL)) {
+		    sv_copy(mr->gpu, body, sv_mr_va(mr, c->rd_addr + c->rd_off), h.len, false,
+			    NULL)) {
 			/* the GPU's memory could not be read: a remote error, nothing committed */
 			pthread_mutex_unlock(&ctx->mr_lock);
 			h.type = SV_MSG_NAK;
@@ -998,9 +996,8 @@ static void sv_req_read_resp(struct sv_qp *qp, const struct sv_hdr *h, const cha
 	pthread_mutex_lock(&ctx->mr_lock);
 	st = sv_sge_iov(ctx, qp->pd, w->sge, w->num_sge, true, iov, devs, &n);
 	if (st == IBV_WC_SUCCESS &&
-	    (sv_iov_copy(&ctx->dma, iov, devs, n, h->off, (char *)body, h->len, true,
-			 &qp->gpu_dirty) ||
-	     ((h->flags & SV_F_LAST) && qp->gpu_dirty && sv_gpu_settle(&ctx->dma, &qp->gpu_dirty))))
+	    (sv_iov_copy(iov, devs, n, h->off, (char *)body, h->len, true, &qp->gpu_dirty) ||
+	     ((h->flags & SV_F_LAST) && qp->gpu_dirty && sv_gpu_settle(&qp->gpu_dirty))))
 		st = IBV_WC_LOC_PROT_ERR; /* the GPU's memory could not be written */
 	pthread_mutex_unlock(&ctx->mr_lock);
 	if (st != IBV_WC_SUCCESS) {
@@ -1188,8 +1185,7 @@ static int sv_stage_payload(struct sv_qp *qp, struct sv_swqe *w, struct iovec *i
 		for (uint32_t i = 0; i < *n; i++) {
 			if (devs[i] < 0) {
 				memcpy(dst, iov[i].iov_base, iov[i].iov_len);
-			} else if (sv_gpu_read(&qp->ctx->dma, devs[i], dst, iov[i].iov_base,
-					       iov[i].iov_len)) {
+			} else if (sv_gpu_read(devs[i], dst, iov[i].iov_base, iov[i].iov_len)) {
 				qp->stage_head =
 					at; /* handed back: nothing after it was reserved */
 				return -EIO;
@@ -1315,8 +1311,7 @@ stream:
 			return true;
 		}
 		body = sv_conn_begin(c, &h);
-		if (body &&
-		    sv_iov_copy(&ctx->dma, iov, devs, n, w->off, body, h.len, false, &unused)) {
+		if (body && sv_iov_copy(iov, devs, n, w->off, body, h.len, false, &unused)) {
 			/* the GPU's memory could not be read: nothing sent, a local error */
 			pthread_mutex_unlock(&ctx->mr_lock);
 			w->status = IBV_WC_LOC_PROT_ERR;

@@ -146,23 +146,16 @@ void sv_gdr_check_driver(void);
 int sv_gpu_classify(const void *addr, size_t len, int *dev);
 #define SV_GPU_MAX_DEV 64
 /*
- * A device context's DMA engine towards GPU memory: one CUDA stream per GPU, made on its first
- * copy there (zeroed: none yet). Every device context of the process goes through one such
- * queue (gpu.c, dma_queue): with a queue per context (each NIC its own engine, 2026-12-03),
- * NCCL's IB transport at 64 KiB all-reduce (GPU memory, H200, NCCL 2.28.3) ended in "an
- * illegal memory access" and a transport retry error every run, and one shared queue fixed
- * it; the cause is not found yet. The per-context argument stays for that work.
+ * The DMA queue towards GPU memory: one CUDA stream per GPU for every device context of the
+ * process. A queue per context (each NIC its own engine, 2026-12-03) made NCCL's IB transport
+ * fail every 64 KiB all-reduce on the H200 (an illegal memory access); the cause was not found
+ * and the shared queue came back (docs/softverbs.md, GDR mode).
+ * Into GPU memory (asynchronous), out of it (waits, after every earlier write), and waiting for
+ * every write to device dev. 0 or -EIO.
  */
-struct sv_gpu_dma {
-	void *stream[SV_GPU_MAX_DEV];
-};
-/* Into GPU memory (asynchronous, on q's stream), out of it (waits, after every earlier write
- * of q), and waiting for q's writes to device dev. 0 or -EIO. */
-int sv_gpu_write(struct sv_gpu_dma *q, int dev, void *dst, const void *src, size_t len);
-int sv_gpu_read(struct sv_gpu_dma *q, int dev, void *dst, const void *src, size_t len);
-int sv_gpu_fence(struct sv_gpu_dma *q, int dev);
-/* Waits for q's copies and destroys its streams (the device context is closing). */
-void sv_gpu_dma_close(struct sv_gpu_dma *q);
+int sv_gpu_write(int dev, void *dst, const void *src, size_t len);
+int sv_gpu_read(int dev, void *dst, const void *src, size_t len);
+int sv_gpu_fence(int dev);
 /* len bytes of pinned host memory, usable by every device's copies; NULL when the driver
  * cannot give it (use malloc'd memory then). Freed with sv_gpu_host_free. */
 void *sv_gpu_host_alloc(int dev, size_t len);
@@ -240,7 +233,6 @@ struct sv_ctx {
 	char *bounce;
 	bool bounce_pinned;
 	uint64_t bounce_busy;
-	struct sv_gpu_dma dma;	 /* GDR mode: this NIC's copies into and out of GPU memory */
 	pthread_mutex_t mr_lock; /* MR table; held across copies into/out of MRs */
 	struct sv_mr **mrs;
 	uint32_t nmrs;
