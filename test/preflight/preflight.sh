@@ -26,6 +26,17 @@
 #             third of the rate, below 0.75 of the round's median, so the pair bursts a
 #             second time and keeps the better pass: exit 0, FIT, no problem named, and the
 #             report counts the pair ("1 of 6 pair(s) burst a second time", or more)
+#   lost      rank 3's worker counts rail 1 as failed after receiving in round 2's first burst
+#             (RN_PREFLIGHT_TEST_LOSE=2:1, as a burst that did not end): its partner, rank 1,
+#             learns it before its own receiving half and skips the rail ("the peer's end of
+#             this rail failed in the bandwidth burst") instead of waiting out the 4 x
+#             --burst-ms bound and naming a burst of its own that "did not end"
+#   late      rank 3's worker starts receiving in round 2's first burst 1500 ms late, past the
+#             half's bound (4 x --burst-ms = 1200 ms): its cells from rank 1 name a burst that
+#             "did not end", and rank 1, which could not end its burst in the bound, counts
+#             its rails as failed ("the burst could not be ended within 1200 ms") instead of
+#             trusting them in a later pass (sends still in flight there would hold request
+#             slots that pass reuses)
 #   norank    rank 1 runs without RDMA (RAILNET_IBVERBS_LIB names no library): it "could not
 #             take part", its pairs are reported, and the run still finishes
 # Needs root (the namespaces) and mpirun, else exit 77 with the reason. PREFLIGHT_KEEP=1 keeps
@@ -34,7 +45,7 @@
 set -u
 B=$1 S=$2
 shift 2
-cases=${*:-healthy slow offrail pathcut mtudiff mtupath portdown died hung stalled norank}
+cases=${*:-healthy slow offrail pathcut mtudiff mtupath portdown died hung stalled lost late norank}
 PF_PREFIX=rn-preflight PF_KEEP=${PREFLIGHT_KEEP:-}
 # shellcheck source=test/preflight/pf_env.sh
 . "$S/test/preflight/pf_env.sh"
@@ -165,6 +176,28 @@ cells=d["cells"]; assert len(cells)==4*3*2 and all(c["status"]=="ok" and c["gbps
 		grep -qE '^  bandwidth: [1-6] of 6 pair' "$W/stalled.log" ||
 			{ echo "FAIL: stalled: no second burst pass counted"; fails=$((fails + 1)); }
 		;;
+	lost)
+		fabric lost ''
+		renv="3 RN_PREFLIGHT_TEST_LOSE=2:1"
+		EXTRA=(--json)
+		run lost "$renv" 1 0 '"fit":false' 'RN_PREFLIGHT_TEST_LOSE' \
+			"the peer's end of this rail failed in the bandwidth burst"
+		EXTRA=()
+		renv=
+		if grep -q 'did not end' "$W/lost.log"; then
+			echo "FAIL: lost: a burst waited out its bound on a rail the partner had lost"
+			fails=$((fails + 1))
+		fi
+		;;
+	late)
+		fabric late ''
+		renv="3 RN_PREFLIGHT_TEST_STALL=2:1500"
+		EXTRA=(--json)
+		run late "$renv" 1 0 '"fit":false' 'the burst did not end within 1200 ms' \
+			"the burst could not be ended within 1200 ms: the receiver took 0"
+		EXTRA=()
+		renv=
+		;;
 	norank)
 		fabric norank ''
 		renv="1 RAILNET_IBVERBS_LIB=/nonexistent/libibverbs.so.1"
@@ -172,7 +205,7 @@ cells=d["cells"]; assert len(cells)==4*3*2 and all(c["status"]=="ok" and c["gbps
 		renv=
 		;;
 	*)
-		echo "preflight.sh: unknown case '$c' (healthy slow offrail pathcut mtudiff mtupath portdown died hung stalled norank)" >&2
+		echo "preflight.sh: unknown case '$c' (healthy slow offrail pathcut mtudiff mtupath portdown died hung stalled lost late norank)" >&2
 		exit 2
 		;;
 	esac

@@ -342,9 +342,9 @@ static void test_bursts(void **state)
 /* pf_burst_again with the round's medians of rx and the reference ref */
 static bool again(const float *rx, const float *ref, int a, int b, int nr)
 {
-	float med[PF_MAX_RAILS];
+	float med[PF_MAX_RAILS], scratch[6];
 
-	pf_rail_medians(rx, 6, med);
+	pf_rail_medians(rx, 6, med, scratch);
 	return pf_burst_again(rx, med, ref, a, b, nr);
 }
 
@@ -356,7 +356,8 @@ static bool again(const float *rx, const float *ref, int a, int b, int nr)
  */
 static void test_burst_again(void **state)
 {
-	float rx[6 * PF_MAX_RAILS], none[PF_MAX_RAILS], hist[3 * PF_MAX_RAILS], ref[PF_MAX_RAILS];
+	float rx[6 * PF_MAX_RAILS], none[PF_MAX_RAILS], hist[3 * PF_MAX_RAILS], ref[PF_MAX_RAILS],
+		scratch[3];
 
 	(void)state;
 	for (int r = 0; r < PF_MAX_RAILS; r++)
@@ -391,10 +392,10 @@ static void test_burst_again(void **state)
 		hist[PF_MAX_RAILS + r] = 0.62f;
 		hist[2 * PF_MAX_RAILS + r] = -1;
 	}
-	pf_rail_medians(hist, 3, ref);
+	pf_rail_medians(hist, 3, ref, scratch);
 	assert_true(ref[0] > 0.609f && ref[0] < 0.611f);
 	assert_true(again(rx, ref, 5, 0, 1));
-	pf_rail_medians(hist + 2 * PF_MAX_RAILS, 1, ref); /* no earlier round measured */
+	pf_rail_medians(hist + 2 * PF_MAX_RAILS, 1, ref, scratch); /* none measured before */
 	assert_true(ref[0] < 0);
 	assert_false(again(rx, ref, 5, 0, 1));
 }

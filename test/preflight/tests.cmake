@@ -2,7 +2,8 @@
 # railnet-preflight (tools/preflight/, docs/preflight.md): the schedule and verdict as a unit
 # test; the tool itself between softverbs pods (preflight.sh: healthy, a half-speed port, a
 # port on another network, a path cut between two pods, MTU mismatches on a port and on a path, a port down, a worker killed
-# or hung mid-check, a rank without RDMA; heatmap.sh: the --heatmap picture, decoded), label
+# or hung mid-check, a rank held up once, a rail lost by one end of a pair, a rank held past a
+# burst's bound, a rank without RDMA; heatmap.sh: the --heatmap picture, decoded), label
 # "preflight".
 set(RN_PF_DIR ${CMAKE_CURRENT_LIST_DIR})
 rn_add_test(NAME test_pf SOURCES ${RN_PF_DIR}/test_pf.c LIBS railnet_preflight_core

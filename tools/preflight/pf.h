@@ -144,12 +144,13 @@ int pf_judge(const struct pf_run *r, char *out, size_t len);
  * in this round's first pass, GB/s (< 0 not measured: a bye, a rail lost).
  * pf_rail_medians: per rail the median of the measured values of rows x PF_MAX_RAILS (-1
  * where none): the round's medians from rx, and the reference of the earlier rounds from
- * their medians (a round slow as a whole is then below it).
+ * their medians (a round slow as a whole is then below it). scratch holds rows floats (no
+ * allocation here: every rank must reach the same answer).
  * pf_burst_again: whether the pair (a, b) bursts again: a or b received below
  * PF_BURST_AGAIN_OF_MEDIAN of the larger of the round's median and the reference, on any of
  * its nr rails. Every rank decides alike from the same values.
  */
-void pf_rail_medians(const float *x, int rows, float *med);
+void pf_rail_medians(const float *x, int rows, float *med, float *scratch);
 bool pf_burst_again(const float *rx, const float *med, const float *ref, int a, int b, int nr);
 /* Of the pairs that measured bandwidth (a cell with bursts > 0 either way, any rail), how
  * many ran a second burst pass. */

@@ -100,6 +100,13 @@ static int rail_ok(const struct pf_run *r, int rail)
 	return k;
 }
 
+/* The median of v[0..k) (k > 0), which it sorts. */
+static float median_of(float *v, int k)
+{
+	qsort(v, (size_t)k, sizeof(float), cmp_float);
+	return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+}
+
 /* Median of the OK cells' bandwidth (lat false) or latency (lat true) on a rail; 0 if none. */
 static float rail_median(const struct pf_run *r, int rail, bool lat)
 {
@@ -115,10 +122,8 @@ static float rail_median(const struct pf_run *r, int rail, bool lat)
 			if (a != b && c->status == PF_OK)
 				v[k++] = lat ? c->lat_us : c->gbps;
 		}
-	if (k) {
-		qsort(v, (size_t)k, sizeof(float), cmp_float);
-		m = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
-	}
+	if (k)
+		m = median_of(v, k);
 	free(v);
 	return m;
 }
@@ -535,29 +540,16 @@ static const char *pf_status_short(int s)
 	}
 }
 
-/* The median of the values >= 0 among n, each stride apart; -1 when there are none. */
-static float median_measured(const float *x, int n, size_t stride)
+void pf_rail_medians(const float *x, int rows, float *med, float *scratch)
 {
-	float *v = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1)), med = -1;
-	int k = 0;
+	for (int rail = 0; rail < PF_MAX_RAILS; rail++) {
+		int k = 0;
 
-	if (!v)
-		return -1;
-	for (int i = 0; i < n; i++)
-		if (x[(size_t)i * stride] >= 0)
-			v[k++] = x[(size_t)i * stride];
-	if (k) {
-		qsort(v, (size_t)k, sizeof(float), cmp_float);
-		med = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+		for (int i = 0; i < rows; i++)
+			if (x[(size_t)i * PF_MAX_RAILS + rail] >= 0)
+				scratch[k++] = x[(size_t)i * PF_MAX_RAILS + rail];
+		med[rail] = k ? median_of(scratch, k) : -1;
 	}
-	free(v);
-	return med;
-}
-
-void pf_rail_medians(const float *x, int rows, float *med)
-{
-	for (int rail = 0; rail < PF_MAX_RAILS; rail++)
-		med[rail] = median_measured(x + rail, rows, PF_MAX_RAILS);
 }
 
 bool pf_burst_again(const float *rx, const float *med, const float *ref, int a, int b, int nr)

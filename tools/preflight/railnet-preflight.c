@@ -733,6 +733,22 @@ static void phase_burst(struct rb_net *net, struct pf_link *L, int nr, const str
 				 "the burst did not end within %ld ms (%ld MiB arrived)",
 				 4 * o->burst_ms, l->nrecvd);
 		}
+		/* a burst the sender could not end within the bound: the receiver took no more
+		 * messages, or sends are still in flight (their request slots, which a later
+		 * pass would reuse, are not free): the link is not trusted further */
+		if (sending && l->status == PF_OK && (!l->sent_end || l->sdone < l->nsent)) {
+			l->status = PF_FAILED;
+			if (l->sdone < l->nsent)
+				snprintf(l->why, sizeof(l->why),
+					 "%ld of the burst's %ld sends were still in flight after "
+					 "%ld ms",
+					 l->nsent - l->sdone, l->nsent, 4 * o->burst_ms);
+			else
+				snprintf(l->why, sizeof(l->why),
+					 "the burst could not be ended within %ld ms: the receiver "
+					 "took %ld message(s)",
+					 4 * o->burst_ms, l->nsent);
+		}
 		if (receiving && l->status == PF_OK) {
 			l->bursts++;
 			gbps[r] = link_gbps(l);
@@ -831,6 +847,9 @@ static void pair_align(struct pf_pair *p, const long *peer_ok, int why_status, c
 		}
 }
 
+/* Why a rail that the partner's side lost in a burst or its drain is skipped on this side */
+#define PF_WHY_PEER_LOST "the peer's end of this rail failed in the bandwidth burst"
+
 /* Phase 1 with the partner: the connections and their buffers. */
 static struct pf_pair *pair_connect(struct rb_net *net, const struct pf_opts *o, int peer, int nr,
 				    void **lcomm, char (*handles)[RB_NET_HANDLE_BYTES])
@@ -919,11 +938,11 @@ enum pf_cmd {
 	PF_CMD_DISCOVER = 1, /* -> rank */
 	PF_CMD_LISTEN,	     /* nr -> handles */
 	PF_CMD_CONNECT,	     /* peer, nr, handles -> mine (the rails connected) */
-	PF_CMD_PROBE,	     /* round, me, left (the peer's rails) -> v (latency, us) */
-	PF_CMD_BURST,	     /* round, pass, sending, receiving -> left, v (GB/s received) */
-	PF_CMD_DRAIN,	     /* sending, mine, left (the peer's) -> mine (the rails still OK) */
-	PF_CMD_AGAIN,	     /* left (the peer's rails) -> v (the smaller latency of two passes) */
-	PF_CMD_END,	     /* -> cells */
+	PF_CMD_PROBE,	     /* round, me, left (the peer's rails) -> v (latency, us), mine */
+	PF_CMD_BURST, /* round, pass, sending, receiving, ok -> left, v (GB/s received), mine */
+	PF_CMD_DRAIN, /* sending, mine, left (the peer's), ok -> mine (the rails still OK) */
+	PF_CMD_AGAIN, /* left (the peer's rails) -> v (the smaller latency of two passes) */
+	PF_CMD_END,   /* -> cells */
 	PF_CMD_UNLISTEN,
 	PF_CMD_QUIT,
 };
@@ -932,6 +951,7 @@ struct pf_msg {
 	int cmd, round, pass, me, peer, nr;
 	bool sending, receiving;
 	long left[PF_MAX_RAILS], mine[PF_MAX_RAILS];
+	long ok[PF_MAX_RAILS]; /* the partner's rails still OK (BURST, DRAIN: skip the others) */
 	double v[PF_MAX_RAILS];
 	char handles[PF_MAX_RAILS][RB_NET_HANDLE_BYTES];
 	struct pf_rank rank;
@@ -960,25 +980,53 @@ static void test_die(int round)
 }
 
 /*
+ * A test hook NAME=ROUND:N read for round (0-based; ROUND is 1-based): N, or -1 when the
+ * variable is unset, names another round, or N is outside [lo, hi].
+ */
+static long test_hook(const char *name, int round, long lo, long hi)
+{
+	const char *e = getenv(name);
+	char *end = NULL;
+	long r, v;
+
+	if (!e || !*e)
+		return -1;
+	r = strtol(e, &end, 10);
+	if (r != round + 1 || *end != ':')
+		return -1;
+	v = strtol(end + 1, &end, 10);
+	return *end || v < lo || v > hi ? -1 : v;
+}
+
+/*
  * RN_PREFLIGHT_TEST_STALL=ROUND:MS: the worker starts receiving in the first burst pass of
  * that round (1-based) MS milliseconds late, as a rank the node's other work held up once.
  * The test of the second burst pass (pf.h).
  */
 static void test_stall(int round)
 {
-	const char *e = getenv("RN_PREFLIGHT_TEST_STALL");
-	char *end = NULL;
-	long r, ms;
+	long ms = test_hook("RN_PREFLIGHT_TEST_STALL", round, 1, 60000);
 
-	if (!e || !*e)
+	if (ms > 0)
+		nanosleep(&(struct timespec){ .tv_sec = ms / 1000, .tv_nsec = ms % 1000 * 1000000 },
+			  NULL);
+}
+
+/*
+ * RN_PREFLIGHT_TEST_LOSE=ROUND:RAIL: after receiving in the first burst pass of that round
+ * (1-based), the worker counts that rail (0-based) as failed, as a burst that did not end.
+ * The test of the pair's rails kept aligned between burst halves (the partner then skips the
+ * rail instead of waiting out its bound).
+ */
+static void test_lose(struct pf_pair *p, int round)
+{
+	long rail = test_hook("RN_PREFLIGHT_TEST_LOSE", round, 0, p->nr - 1);
+
+	if (rail < 0 || p->L[rail].status != PF_OK)
 		return;
-	r = strtol(e, &end, 10);
-	if (r != round + 1 || *end != ':')
-		return;
-	ms = strtol(end + 1, &end, 10);
-	if (*end || ms <= 0 || ms > 60000)
-		return;
-	nanosleep(&(struct timespec){ .tv_sec = ms / 1000, .tv_nsec = ms % 1000 * 1000000 }, NULL);
+	p->L[rail].status = PF_FAILED;
+	snprintf(p->L[rail].why, sizeof(p->L[rail].why),
+		 "the burst was counted as failed (RN_PREFLIGHT_TEST_LOSE)");
 }
 
 static void worker_main(int fd, const struct pf_opts *o, pid_t parent)
@@ -1022,6 +1070,7 @@ static void worker_main(int fd, const struct pf_opts *o, pid_t parent)
 			memset(m->v, 0, sizeof(m->v));
 			if (p)
 				pair_probe(&net, o, p, m->round, m->me, m->left, m->v);
+			pair_mask(p, m->mine);
 			break;
 		case PF_CMD_BURST: {
 			double start = now_s(); /* the half's start: the barrier just passed */
@@ -1032,16 +1081,22 @@ static void worker_main(int fd, const struct pf_opts *o, pid_t parent)
 			memset(m->left, 0, sizeof(m->left));
 			memset(m->v, 0, sizeof(m->v));
 			if (p) {
+				pair_align(p, m->ok, PF_FAILED, PF_WHY_PEER_LOST);
 				phase_burst(&net, p->L, p->nr, o, m->sending, m->receiving, start,
 					    m->v);
+				if (m->receiving && m->pass == 0)
+					test_lose(p, m->round);
 				burst_left(p->L, p->nr, m->sending, m->left);
 			}
+			pair_mask(p, m->mine);
 			break;
 		}
 		case PF_CMD_DRAIN:
-			if (p)
+			if (p) {
+				pair_align(p, m->ok, PF_FAILED, PF_WHY_PEER_LOST);
 				burst_drain(&net, p->L, p->nr, m->sending, m->mine, m->left,
 					    now_s() + o->timeout_s);
+			}
 			pair_mask(p, m->mine);
 			break;
 		case PF_CMD_AGAIN:
@@ -1162,6 +1217,7 @@ static int rpc(struct pf_worker *w, struct pf_msg *m, double bound_s, int round)
 struct pf_xchg {
 	int alive;
 	long left[PF_MAX_RAILS];
+	long ok[PF_MAX_RAILS]; /* the sender's rails still OK after the step (pair_mask) */
 	double v[PF_MAX_RAILS];
 };
 
@@ -1203,14 +1259,15 @@ static void pf_allgather(const void *mine, void *all, size_t len)
 /*
  * Before a round's second burst pass, on every rank alike: mine (this rank's first-pass
  * GB/s per rail, -1 not measured) gathered into rxs, the round's medians into med and
- * hist's row t, the earlier rounds' reference into ref (pf.h).
+ * hist's row t, the earlier rounds' reference into ref (pf.h); scratch holds max(n, rounds)
+ * floats.
  */
 static void burst_round(const float *mine, float *rxs, int n, float *hist, int t, float *med,
-			float *ref)
+			float *ref, float *scratch)
 {
 	pf_allgather(mine, rxs, sizeof(float) * PF_MAX_RAILS);
-	pf_rail_medians(rxs, n, med);
-	pf_rail_medians(hist, t, ref);
+	pf_rail_medians(rxs, n, med, scratch);
+	pf_rail_medians(hist, t, ref, scratch);
 	memcpy(hist + (size_t)t * PF_MAX_RAILS, med, sizeof(float) * PF_MAX_RAILS);
 }
 
@@ -1396,6 +1453,8 @@ int main(int argc, char **argv)
 		 * round's and the earlier rounds' reference (pf_burst_again) */
 		float *rxs = calloc((size_t)n * PF_MAX_RAILS, sizeof(*rxs)),
 		      *hist = calloc((size_t)pf_rounds(n) * PF_MAX_RAILS, sizeof(*hist)),
+		      *scratch = calloc((size_t)(n > pf_rounds(n) ? n : pf_rounds(n)) + 1,
+					sizeof(*scratch)),
 		      med[PF_MAX_RAILS], earlier[PF_MAX_RAILS];
 		struct {
 			int died;
@@ -1405,7 +1464,7 @@ int main(int argc, char **argv)
 		/* the bounds of the worker's steps: its own bounds (pf.h) and 5 s to spare */
 		double b_step = o.timeout_s + 5, b_burst = 4.0 * (double)o.burst_ms / 1000 + 5;
 
-		if (!col || !infos || !rxs || !hist)
+		if (!col || !infos || !rxs || !hist || !scratch)
 			MPI_Abort(MPI_COMM_WORLD, 3);
 		for (int t = 0; t < rounds; t++) {
 			int peer = pf_partner(n, t, rank);
@@ -1434,6 +1493,9 @@ int main(int argc, char **argv)
 				/* live: both workers answer; after a pair exchange shows one gone,
 				 * the other skips the pair's remaining steps (the exchanges stay) */
 				bool live = paired;
+				/* the rails each side still holds, as of the last exchange: each
+				 * step after one runs on the rails both hold (pair_align) */
+				long ok_now[PF_MAX_RAILS] = { 0 }, peer_ok[PF_MAX_RAILS] = { 0 };
 
 				memset(&x, 0, sizeof(x));
 				memset(&y, 0, sizeof(y));
@@ -1451,9 +1513,12 @@ int main(int argc, char **argv)
 					m->round = t;
 					m->me = rank;
 					memcpy(m->left, y.left, sizeof(m->left));
-					if (live)
-						rpc(&wk, m, (double)(common + 1) * o.timeout_s + 5,
-						    t);
+					if (live &&
+					    !rpc(&wk, m, (double)(common + 1) * o.timeout_s + 5, t))
+						memcpy(x.ok, m->mine, sizeof(x.ok));
+					live = xchg(&wk, &x, &y, peer, 6, live);
+					memcpy(ok_now, x.ok, sizeof(ok_now));
+					memcpy(peer_ok, y.ok, sizeof(peer_ok));
 				}
 				/* the bursts: every pair's lower rank sends, then its higher; the
 				 * pairs pf_burst_again picks do it a second time, the other ranks
@@ -1467,10 +1532,11 @@ int main(int argc, char **argv)
 
 						for (int r = 0; r < PF_MAX_RAILS; r++)
 							mine_rx[r] = burst && live && r < common &&
-										     m->mine[r]
+										     ok_now[r]
 									     ? (float)rx[r]
 									     : -1;
-						burst_round(mine_rx, rxs, n, hist, t, med, earlier);
+						burst_round(mine_rx, rxs, n, hist, t, med, earlier,
+							    scratch);
 						burst = burst && pf_burst_again(rxs, med, earlier,
 										rank, peer, common);
 					}
@@ -1481,30 +1547,40 @@ int main(int argc, char **argv)
 						if (!burst)
 							continue;
 						memset(x.left, 0, sizeof(x.left));
+						memset(x.ok, 0, sizeof(x.ok));
 						m->cmd = PF_CMD_BURST;
 						m->round = t;
 						m->pass = pass;
 						m->sending = sending;
 						m->receiving = !sending;
+						memcpy(m->ok, peer_ok, sizeof(m->ok));
 						if (live && !rpc(&wk, m, b_burst, t)) {
 							memcpy(x.left, m->left, sizeof(x.left));
+							memcpy(x.ok, m->mine, sizeof(x.ok));
 							if (!sending)
 								memcpy(rx, m->v, sizeof(rx));
 						}
 						live = xchg(&wk, &x, &y, peer, 3, live);
+						/* the drain on the rails both ends kept through the
+						 * burst, and the masks exchanged again after it */
 						m->cmd = PF_CMD_DRAIN;
 						m->sending = sending;
 						memcpy(m->mine, x.left, sizeof(m->mine));
 						memcpy(m->left, y.left, sizeof(m->left));
-						if (live)
-							rpc(&wk, m, b_step, t);
+						memcpy(m->ok, y.ok, sizeof(m->ok));
+						memset(x.ok, 0, sizeof(x.ok));
+						if (live && !rpc(&wk, m, b_step, t))
+							memcpy(x.ok, m->mine, sizeof(x.ok));
+						live = xchg(&wk, &x, &y, peer, 7, live);
+						memcpy(ok_now, x.ok, sizeof(ok_now));
+						memcpy(peer_ok, y.ok, sizeof(peer_ok));
 					}
 				}
 				if (paired) {
-					/* the rails each end still holds after the bursts (m->mine) */
+					/* the rails each end still holds after the bursts */
 					memset(x.left, 0, sizeof(x.left));
 					if (live && wk.alive)
-						memcpy(x.left, m->mine, sizeof(x.left));
+						memcpy(x.left, ok_now, sizeof(x.left));
 					live = xchg(&wk, &x, &y, peer, 5, live);
 					m->cmd = PF_CMD_AGAIN;
 					m->me = rank;
@@ -1543,7 +1619,8 @@ int main(int argc, char **argv)
 
 						for (int r = 0; r < PF_MAX_RAILS; r++)
 							none[r] = -1;
-						burst_round(none, rxs, n, hist, t, med, earlier);
+						burst_round(none, rxs, n, hist, t, med, earlier,
+							    scratch);
 					}
 					pf_barrier();
 					pf_barrier();
@@ -1613,6 +1690,7 @@ int main(int argc, char **argv)
 		free(infos);
 		free(rxs);
 		free(hist);
+		free(scratch);
 	}
 	MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
 	worker_quit(&wk, m);
