@@ -621,6 +621,38 @@ static double link_gbps(const struct pf_link *l)
 }
 
 /*
+ * The burst's completions on one link, without waiting: receives in order (the short message
+ * ends the burst), then sends. 0 or the plugin's error.
+ */
+static int burst_reap(struct rb_net *net, struct pf_link *l, bool sending, bool receiving)
+{
+	int rc = 0, done;
+	size_t got;
+
+	while (receiving && !l->got_end && l->nrecvd < l->nrecv_posted) {
+		int k = (int)(l->nrecvd % PF_BURST_DEPTH);
+
+		if ((rc = rb_net_test(net, l->rreq[k], &done, &got)) || !done)
+			return rc;
+		l->nrecvd++;
+		if (got != PF_BURST_MSG) {
+			l->got_end = true; /* the short message ends the burst */
+		} else {
+			l->ndata++;
+			l->t_last = now_s();
+		}
+	}
+	while (sending && l->sdone < l->nsent) {
+		int k = (int)(l->sdone % PF_BURST_DEPTH);
+
+		if ((rc = rb_net_test(net, l->sreq[k], &done, NULL)) || !done)
+			return rc;
+		l->sdone++;
+	}
+	return 0;
+}
+
+/*
  * Phase 4, one direction of every rail of the pair at once (pf.h): the lower rank sends
  * first, then the higher, each half after a world barrier, so that every pair measures the
  * same half at the same time and a direction is not charged for the other (ranks of a node
@@ -664,8 +696,7 @@ static void phase_burst(struct rb_net *net, struct pf_link *L, int nr, const str
 		busy = 0;
 		for (int r = 0; r < nr; r++) {
 			struct pf_link *l = &L[r];
-			int rc = 0, done;
-			size_t got;
+			int rc = 0;
 
 			if (l->status != PF_OK ||
 			    ((!receiving || l->got_end) &&
@@ -685,27 +716,9 @@ static void phase_burst(struct rb_net *net, struct pf_link *L, int nr, const str
 					break;
 				l->nrecv_posted++;
 			}
-			while (receiving && !rc && !l->got_end && l->nrecvd < l->nrecv_posted) {
-				int k = (int)(l->nrecvd % PF_BURST_DEPTH);
-
-				if ((rc = rb_net_test(net, l->rreq[k], &done, &got)) || !done)
-					break;
-				l->nrecvd++;
-				if (got != PF_BURST_MSG) {
-					l->got_end = true; /* the short message ends the burst */
-				} else {
-					l->ndata++;
-					l->t_last = now_s();
-				}
-			}
+			if (!rc)
+				rc = burst_reap(net, l, sending, receiving);
 			/* sends: PF_BURST_DEPTH in flight, then the 8-byte end */
-			while (sending && !rc && l->sdone < l->nsent) {
-				int k = (int)(l->sdone % PF_BURST_DEPTH);
-
-				if ((rc = rb_net_test(net, l->sreq[k], &done, NULL)) || !done)
-					break;
-				l->sdone++;
-			}
 			while (sending && !rc && !l->sent_end &&
 			       l->nsent - l->sdone < PF_BURST_DEPTH) {
 				bool end = l->nsent >= want || now_s() > stop_sending;
@@ -726,7 +739,11 @@ static void phase_burst(struct rb_net *net, struct pf_link *L, int nr, const str
 	}
 	for (int r = 0; r < nr; r++) {
 		struct pf_link *l = &L[r];
+		int rc;
 
+		/* what completed since the last sweep still counts */
+		if (l->status == PF_OK && (rc = burst_reap(net, l, sending, receiving)))
+			link_fail(l, PF_FAILED, "the bandwidth burst", rc);
 		if (receiving && l->status == PF_OK && !l->got_end) {
 			l->status = PF_FAILED;
 			snprintf(l->why, sizeof(l->why),
@@ -849,6 +866,8 @@ static void pair_align(struct pf_pair *p, const long *peer_ok, int why_status, c
 
 /* Why a rail that the partner's side lost in a burst or its drain is skipped on this side */
 #define PF_WHY_PEER_LOST "the peer's end of this rail failed in the bandwidth burst"
+#define PF_WHY_PEER_LOST_PROBE \
+	"the peer's end of this rail failed in the round trips or the pattern"
 
 /* Phase 1 with the partner: the connections and their buffers. */
 static struct pf_pair *pair_connect(struct rb_net *net, const struct pf_opts *o, int peer, int nr,
@@ -948,7 +967,7 @@ enum pf_cmd {
 };
 
 struct pf_msg {
-	int cmd, round, pass, me, peer, nr;
+	int cmd, round, pass, half, me, peer, nr;
 	bool sending, receiving;
 	long left[PF_MAX_RAILS], mine[PF_MAX_RAILS];
 	long ok[PF_MAX_RAILS]; /* the partner's rails still OK (BURST, DRAIN: skip the others) */
@@ -1081,7 +1100,11 @@ static void worker_main(int fd, const struct pf_opts *o, pid_t parent)
 			memset(m->left, 0, sizeof(m->left));
 			memset(m->v, 0, sizeof(m->v));
 			if (p) {
-				pair_align(p, m->ok, PF_FAILED, PF_WHY_PEER_LOST);
+				/* the round's first burst knows the partner's rails as the round
+				 * trips and the pattern left them */
+				pair_align(p, m->ok, PF_FAILED,
+					   m->pass == 0 && m->half == 0 ? PF_WHY_PEER_LOST_PROBE
+									: PF_WHY_PEER_LOST);
 				phase_burst(&net, p->L, p->nr, o, m->sending, m->receiving, start,
 					    m->v);
 				if (m->receiving && m->pass == 0)
@@ -1551,6 +1574,7 @@ int main(int argc, char **argv)
 						m->cmd = PF_CMD_BURST;
 						m->round = t;
 						m->pass = pass;
+						m->half = half;
 						m->sending = sending;
 						m->receiving = !sending;
 						memcpy(m->ok, peer_ok, sizeof(m->ok));
