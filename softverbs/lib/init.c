@@ -165,6 +165,17 @@ static void sv_do_init(void)
 		else
 			sv_gdr_stage = v;
 	}
+	e = getenv("SOFTVERBS_NIC_DEFER_US");
+	if (e && *e) {
+		char *end;
+		unsigned long v = strtoul(e, &end, 10);
+
+		if (*end || e[0] == '-' || v > 100000)
+			sv_log("SOFTVERBS_NIC_DEFER_US=%s: want microseconds from 0 to 100000; 0",
+			       e);
+		else
+			sv_nic_defer_us = (unsigned)v;
+	}
 	sv_gdr_check_driver();
 	if (!sv_g.rdv[0] && sv_fmt(sv_g.rdv, sizeof(sv_g.rdv), "%s/softverbs/rdv", sv_g.view) >=
 				    (int)sizeof(sv_g.rdv))

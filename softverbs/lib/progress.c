@@ -1791,6 +1791,8 @@ static void sv_nic_round(struct sv_ctx *ctx, struct sv_tick *t, bool reap)
 	sv_nic_settle(ctx, reap);
 }
 
+unsigned sv_nic_defer_us; /* SOFTVERBS_NIC_DEFER_US (sv.h) */
+
 /*
  * Application threads lend a hand: posting and polling run a round when the NIC lock is free.
  * A busy-polling consumer then needs no thread wake-up on its side, which on a small machine
@@ -1804,6 +1806,8 @@ bool sv_nic_inline(struct sv_ctx *ctx)
 
 	if (pthread_mutex_trylock(&ctx->lock))
 		return false;
+	if (sv_nic_defer_us)
+		__atomic_store_n(&ctx->lent_ns, sv_now_ns(), __ATOMIC_RELAXED);
 	nev = epoll_wait(ctx->epfd, ev, 64, 0);
 	sv_nic_events(ctx, ev, nev > 0 ? nev : 0, false);
 	sv_nic_round(ctx, &t, false);
@@ -1825,6 +1829,18 @@ static void *sv_nic_main(void *arg)
 
 		/* before the lock: application threads may hold it for many rounds */
 		sv_nic_events(ctx, ev, nev, true);
+		nev = 0;
+		if (sv_nic_defer_us &&
+		    sv_now_ns() - __atomic_load_n(&ctx->lent_ns, __ATOMIC_RELAXED) <
+			    SV_NIC_DEFER_WINDOW_NS) {
+			/* an application thread drives the device: step aside (sv.h) */
+			struct timespec ts = { .tv_sec = sv_nic_defer_us / 1000000,
+					       .tv_nsec =
+						       (long)(sv_nic_defer_us % 1000000) * 1000 };
+
+			nanosleep(&ts, NULL);
+			continue;
+		}
 		pthread_mutex_lock(&ctx->lock);
 		sv_nic_round(ctx, &t, true);
 		if (!t.busy) {

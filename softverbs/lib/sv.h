@@ -137,6 +137,15 @@ extern bool sv_gdr_relaxed;
  * the one-copy path (default SV_GDR_STAGE_DEFAULT; 0: such payload goes in the stream) */
 #define SV_GDR_STAGE_DEFAULT (8u << 20)
 extern uint64_t sv_gdr_stage;
+/*
+ * SOFTVERBS_NIC_DEFER_US (0: off): while an application thread ran a round of a device within
+ * the last SV_NIC_DEFER_WINDOW_NS, the device's NIC thread runs none of its own and looks again
+ * after this many microseconds, leaving the CPUs to the threads that drive the work (a
+ * machine with fewer cores than busy threads). Events it already took are kept for the next
+ * round, whoever runs it.
+ */
+extern unsigned sv_nic_defer_us;
+#define SV_NIC_DEFER_WINDOW_NS 1000000ull
 /* Sets sv_gdr_mode from "off|peermem|dmabuf|both" (comma list); origin names it in messages. */
 void sv_gdr_configure(const char *how, const char *origin);
 /* In GDR mode: one line when no CUDA driver can be loaded (only host memory then). */
@@ -189,6 +198,7 @@ struct sv_ctx {
 	int stop;	      /* atomic */
 	int sleeping;	      /* atomic: NIC is (about to be) in epoll_wait */
 	uint64_t nic_wake_ns; /* atomic: when the sleeping NIC wakes by itself */
+	uint64_t lent_ns;     /* atomic: when an application thread last ran a round (inline) */
 	int epfd;
 	int doorbell;  /* eventfd */
 	int async_wfd; /* write end of the async event pipe (read end: async_fd) */

@@ -36,6 +36,8 @@ endfunction()
 set(SV_DATA_CASES write write_large write_imm read send unsignaled sq_full wr_api channel
 	loopback loop_pair two_ports cq_ex fork_close)
 sv_add_tests(test_sv_data test_sv_data.c "${SV_DATA_CASES}")
+sv_add_tests(test_sv_data test_sv_data.c "${SV_DATA_CASES}" SUFFIX .defer
+	ENV "SOFTVERBS_NIC_DEFER_US=200")
 sv_add_tests(test_sv_data test_sv_data.c "${SV_DATA_CASES}" SUFFIX .stream
 	ENV "SOFTVERBS_VM=off")
 # the TCP transport (used across network namespaces), forced onto loopback
@@ -60,6 +62,17 @@ sv_add_tests(test_sv_errors test_sv_errors.c "rem_bad_rkey;rnr_infinite;short_re
 sv_add_tests(test_sv_faults test_sv_faults.c
 	"fail_nth;qp_err_after;port_down;cut_link;link_mtu_send;link_mtu_recv;link_mtu_fits;cqe_delay;\
 latency;rate;rate_serial;bad_rules;rate_off;reap;reap_pidns")
+# SOFTVERBS_NIC_DEFER_US: the NIC thread steps aside while the test's thread polls; bad values
+# are named; and the data, stress and timer cases again with the NIC thread stepping aside
+sv_add_tests(test_sv_faults test_sv_faults.c "nic_defer" ENV "SOFTVERBS_NIC_DEFER_US=200")
+sv_add_tests(test_sv_faults test_sv_faults.c "nic_defer" SUFFIX .off)
+foreach(v abc -1 100001 2ms)
+	string(MAKE_C_IDENTIFIER "${v}" sv_v)
+	sv_add_tests(test_sv_faults test_sv_faults.c "bad_defer" SUFFIX .${sv_v}
+		ENV "SOFTVERBS_NIC_DEFER_US=${v}")
+endforeach()
+sv_add_tests(test_sv_faults test_sv_faults.c "port_down;cut_link;latency;rate;cqe_delay"
+	SUFFIX .defer ENV "SOFTVERBS_NIC_DEFER_US=200")
 # the one-copy path and the stream path check the link MTU in different places
 sv_add_tests(test_sv_faults test_sv_faults.c "link_mtu_send;link_mtu_recv" SUFFIX .stream
 	ENV "SOFTVERBS_VM=off")
@@ -101,6 +114,8 @@ if(NOT SANITIZER)
 endif()
 
 sv_add_tests(test_sv_stress test_sv_stress.c "bidir;bidir_rnr")
+sv_add_tests(test_sv_stress test_sv_stress.c "bidir;bidir_rnr" SUFFIX .defer
+	ENV "SOFTVERBS_NIC_DEFER_US=200")
 sv_add_tests(test_sv_stress test_sv_stress.c "bidir;bidir_rnr" SUFFIX .stream
 	ENV "SOFTVERBS_VM=off")
 

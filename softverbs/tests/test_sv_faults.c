@@ -5,7 +5,8 @@
  * error, PORT_ACTIVE), SOFTVERBS_CUT_LINK, SOFTVERBS_LINK_MTU, SOFTVERBS_CQE_DELAY_US, the per-port rate model
  * (it paces each port: lower bounds only) and the latency knob (a lower bound too). Each case sets its environment
  * before the library initialises. Also: the rendezvous entries of a killed process are removed
- * by the next process that opens a device (reap).
+ * by the next process that opens a device (reap); SOFTVERBS_NIC_DEFER_US (the NIC thread steps
+ * aside while an application thread polls: nic_defer, bad values: bad_defer).
  */
 #include "sv_test.h"
 
@@ -276,6 +277,156 @@ static void t_bad_rules(void)
 	printf("%s", text);
 	CHECK_EQ(lines, 10);
 	sv_post_write(&ep, IBV_WR_RDMA_WRITE, 1, 0, 65536, &me, 65536, IBV_SEND_SIGNALED, 0);
+	CHECK_EQ(sv_poll(ep.cq, &wc, 1, 5000), 1);
+	CHECK_WC(wc, IBV_WC_SUCCESS);
+	sv_ep_close(&ep);
+}
+
+/* CPU time (user + system, clock ticks) of this process's threads other than the main one */
+static long other_threads_ticks(long *main_ticks)
+{
+	char path[300], buf[1024];
+	struct dirent *d;
+	DIR *dir = opendir("/proc/self/task");
+	long other = 0;
+
+	CHECK(dir);
+	*main_ticks = 0;
+	while ((d = readdir(dir))) {
+		unsigned long ut = 0, st = 0;
+		const char *p;
+		FILE *f;
+		int i;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue; /* a thread that ended meanwhile */
+		p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+		fclose(f);
+		if (!p)
+			continue;
+		/* after "(comm)": state is field 3, utime 14, stime 15 */
+		for (i = 3, p += 2; *p && i < 14; p++)
+			i += *p == ' ';
+		if (sscanf(p, "%lu %lu", &ut, &st) != 2)
+			continue;
+		if (atol(d->d_name) == (long)getpid())
+			*main_ticks += (long)(ut + st);
+		else
+			other += (long)(ut + st);
+	}
+	closedir(dir);
+	return other;
+}
+
+/*
+ * A ping-pong of 64-byte SENDs between two processes, each polling its CQ for 0.6 s of its
+ * main thread's CPU (or 30 s): every message arrives, in order. Each side prints and returns
+ * (in *ratio_pct) its NIC thread's CPU time as a share of its main thread's.
+ */
+static void defer_body(int side, int fd, void *arg)
+{
+	struct sv_ep_opts o = { 0 };
+	struct sv_ep_info peer;
+	struct sv_ep ep;
+	struct ibv_wc wc;
+	long main0, main1 = 0, nic0, nic1 = 0, stop = 0, peer_stop;
+	int n = 0;
+	double t0;
+
+	(void)arg;
+	sv_ep_pair(side, fd, &ep, &o, &peer);
+	sv_post_recv(&ep, 0, 0, 64);
+	sv_barrier(fd);
+	nic0 = other_threads_ticks(&main0);
+	t0 = now_ms();
+	for (;;) {
+		if (side == 0 || n > 0) {
+			/* side 0 serves first; the stop flag rides in the message */
+			ep.buf[4096] = (char)stop;
+			sv_post_write(&ep, IBV_WR_SEND, 1, 4096, 64, &peer, 0, IBV_SEND_SIGNALED,
+				      0);
+			CHECK_EQ(sv_poll(ep.cq, &wc, 1, 10000), 1);
+			CHECK_WC(wc, IBV_WC_SUCCESS);
+			if (stop)
+				break;
+		}
+		CHECK_EQ(sv_poll(ep.cq, &wc, 1, 10000), 1);
+		CHECK_WC(wc, IBV_WC_SUCCESS);
+		CHECK(wc.opcode == IBV_WC_RECV);
+		peer_stop = ep.buf[0];
+		sv_post_recv(&ep, 0, 0, 64);
+		n++;
+		nic1 = other_threads_ticks(&main1);
+		if (peer_stop) {
+			if (side == 1) { /* answer the stop */
+				ep.buf[4096] = 1;
+				sv_post_write(&ep, IBV_WR_SEND, 1, 4096, 64, &peer, 0,
+					      IBV_SEND_SIGNALED, 0);
+				CHECK_EQ(sv_poll(ep.cq, &wc, 1, 10000), 1);
+			}
+			break;
+		}
+		if (side == 0 &&
+		    ((main1 - main0) * 1000 / sysconf(_SC_CLK_TCK) >= 600 || now_ms() - t0 > 30000))
+			stop = 1;
+	}
+	printf("side %d: %d messages; CPU ticks: main thread %ld, the others (NIC threads) %ld\n",
+	       side, n, main1 - main0, nic1 - nic0);
+	fflush(stdout);
+	CHECK(n > 100);
+	CHECK(main1 - main0 > 0);
+	/* stepping aside: the NIC threads' share stays under a quarter of the main thread's */
+	if (getenv("SOFTVERBS_NIC_DEFER_US") && atoi(getenv("SOFTVERBS_NIC_DEFER_US")) > 0)
+		CHECK((nic1 - nic0) * 4 < main1 - main0);
+	sv_barrier(fd);
+	sv_ep_close(&ep);
+}
+
+/*
+ * SOFTVERBS_NIC_DEFER_US=200 (ctest's ENV): while the processes' threads poll (they run the
+ * devices' rounds inline), the NIC threads step aside: a ping-pong between two processes,
+ * every message in order, and on each side the NIC threads' CPU time under a quarter of the
+ * polling thread's (without the deferral they run rounds for the arrivals: printed, for
+ * comparison, by the same case without the variable).
+ */
+static void t_nic_defer(void)
+{
+	sv_run2(defer_body, NULL, 90);
+}
+
+/* SOFTVERBS_NIC_DEFER_US=<bad> (ctest's ENV): one line naming it, the NIC runs as usual */
+static void t_bad_defer(void)
+{
+	const char *v = getenv("SOFTVERBS_NIC_DEFER_US");
+	char path[] = "/tmp/sv-defer-XXXXXX", text[4096], want[160];
+	int fd = mkstemp(path), saved = dup(2);
+	struct sv_ep_info me;
+	struct sv_ep ep;
+	struct ibv_wc wc;
+	ssize_t n;
+
+	CHECK(fd >= 0 && saved >= 0 && v);
+	unlink(path);
+	fflush(stderr);
+	CHECK(dup2(fd, 2) == 2);
+	ep = loop_ep(NULL, &me); /* the first verbs call reads the environment */
+	fflush(stderr);
+	CHECK(dup2(saved, 2) == 2);
+	close(saved);
+	n = pread(fd, text, sizeof(text) - 1, 0);
+	close(fd);
+	text[n > 0 ? n : 0] = 0;
+	snprintf(want, sizeof(want),
+		 "SOFTVERBS_NIC_DEFER_US=%s: want microseconds from 0 to 100000; 0", v);
+	if (!strstr(text, want)) {
+		fprintf(stderr, "want the line \"%s\", got:\n%s", want, text);
+		exit(1);
+	}
+	sv_post_write(&ep, IBV_WR_RDMA_WRITE, 1, 0, 4096, &me, 4096, IBV_SEND_SIGNALED, 0);
 	CHECK_EQ(sv_poll(ep.cq, &wc, 1, 5000), 1);
 	CHECK_WC(wc, IBV_WC_SUCCESS);
 	sv_ep_close(&ep);
@@ -580,6 +731,8 @@ static const struct sv_case cases[] = {
 	{ "link_mtu_recv", t_link_mtu_recv },
 	{ "link_mtu_fits", t_link_mtu_fits },
 	{ "cqe_delay", t_cqe_delay },
+	{ "nic_defer", t_nic_defer },
+	{ "bad_defer", t_bad_defer },
 	{ "latency", t_latency },
 	{ "rate", t_rate },
 	{ "rate_serial", t_rate_serial },
