@@ -138,7 +138,7 @@ ncpu=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
 # On fewer than 8 CPUs the ranks and their softverbs NIC threads outnumber the cores: each
 # NIC thread steps aside while its rank polls (SOFTVERBS_NIC_DEFER_US, docs/softverbs.md), so
 # the small rows are the ranks' work, not the threads' contention (2 CPUs, 2026-12-03: 8 B-64
-# KiB rows 92-147 us against 138-225 us; from 512 KiB up unchanged, the line rate bounds them).
+# KiB rows 131-185 us against 184-694 us; from 512 KiB up unchanged, the line rate bounds them).
 if [ "$ncpu" -ge 8 ]; then np=4 defer=0; else np=2 defer=200; fi
 export SOFTVERBS_NIC_DEFER_US=${SOFTVERBS_NIC_DEFER_US:-$defer}
 case "$SOFTVERBS_NIC_DEFER_US" in

@@ -154,7 +154,7 @@ static int sv_cqx_start_poll(struct ibv_cq_ex *x, struct ibv_poll_cq_attr *attr)
 		return EINVAL;
 	if (__atomic_load_n(&cq->tail, __ATOMIC_ACQUIRE) ==
 	    __atomic_load_n(&cq->head, __ATOMIC_RELAXED))
-		sv_nic_inline(cq->ctx);
+		sv_nic_inline(cq->ctx, true);
 	pthread_mutex_lock(&cq->lock);
 	if (sv_cqx_take(cq)) {
 		pthread_mutex_unlock(&cq->lock); /* ENOENT: no end_poll follows */
@@ -341,7 +341,7 @@ int sv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	/* empty: lend the NIC this thread, then look again */
 	if (__atomic_load_n(&cq->tail, __ATOMIC_ACQUIRE) ==
 	    __atomic_load_n(&cq->head, __ATOMIC_RELAXED)) {
-		sv_nic_inline(cq->ctx);
+		sv_nic_inline(cq->ctx, true);
 		if (__atomic_load_n(&cq->tail, __ATOMIC_ACQUIRE) ==
 		    __atomic_load_n(&cq->head, __ATOMIC_RELAXED))
 			return 0;

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -1798,7 +1799,7 @@ unsigned sv_nic_defer_us; /* SOFTVERBS_NIC_DEFER_US (sv.h) */
  * A busy-polling consumer then needs no thread wake-up on its side, which on a small machine
  * costs more than the work itself.
  */
-bool sv_nic_inline(struct sv_ctx *ctx)
+bool sv_nic_inline(struct sv_ctx *ctx, bool polling)
 {
 	struct epoll_event ev[64];
 	struct sv_tick t;
@@ -1806,8 +1807,8 @@ bool sv_nic_inline(struct sv_ctx *ctx)
 
 	if (pthread_mutex_trylock(&ctx->lock))
 		return false;
-	if (sv_nic_defer_us)
-		__atomic_store_n(&ctx->lent_ns, sv_now_ns(), __ATOMIC_RELAXED);
+	if (sv_nic_defer_us && polling)
+		__atomic_store_n(&ctx->lent_ns, sv_now_ns(), __ATOMIC_RELEASE);
 	nev = epoll_wait(ctx->epfd, ev, 64, 0);
 	sv_nic_events(ctx, ev, nev > 0 ? nev : 0, false);
 	sv_nic_round(ctx, &t, false);
@@ -1818,10 +1819,43 @@ bool sv_nic_inline(struct sv_ctx *ctx)
 	return true;
 }
 
+/*
+ * SOFTVERBS_NIC_DEFER_US (sv.h): whether the NIC thread steps aside now. While an application
+ * thread polled the device's CQ empty (and so ran its round) within the window, the thread
+ * waits on the doorbell (the stop kick ends it) until the window has passed, at least the
+ * configured time; it still runs a round of its own (the reaping of dead connections is its
+ * alone) once SV_NIC_DEFER_OWN_NS passed since its last.
+ */
+static bool sv_nic_defer(struct sv_ctx *ctx, uint64_t own_ns)
+{
+	uint64_t lent = __atomic_load_n(&ctx->lent_ns, __ATOMIC_ACQUIRE), now = sv_now_ns(),
+		 window = SV_NIC_DEFER_WINDOWS * (uint64_t)sv_nic_defer_us * 1000, d;
+	struct pollfd pfd = { .fd = ctx->doorbell, .events = POLLIN };
+	struct timespec ts;
+
+	if (lent > now || now - lent >= window || now - own_ns >= SV_NIC_DEFER_OWN_NS)
+		return false; /* lent > now: a poll between the two reads, run the round */
+	d = lent + window - now;
+	if (d < (uint64_t)sv_nic_defer_us * 1000)
+		d = (uint64_t)sv_nic_defer_us * 1000;
+	if (d > own_ns + SV_NIC_DEFER_OWN_NS - now)
+		d = own_ns + SV_NIC_DEFER_OWN_NS - now;
+	ts.tv_sec = (time_t)(d / 1000000000ull);
+	ts.tv_nsec = (long)(d % 1000000000ull);
+	if (ppoll(&pfd, 1, &ts, NULL) > 0) {
+		uint64_t v;
+
+		if (read(ctx->doorbell, &v, sizeof(v)) < 0)
+			(void)0; /* a kick: the loop looks at stop and the window again */
+	}
+	return true;
+}
+
 static void *sv_nic_main(void *arg)
 {
 	struct sv_ctx *ctx = arg;
 	struct epoll_event ev[64];
+	uint64_t own_ns = sv_now_ns();
 	int nev = 0;
 
 	while (!__atomic_load_n(&ctx->stop, __ATOMIC_ACQUIRE)) {
@@ -1830,19 +1864,11 @@ static void *sv_nic_main(void *arg)
 		/* before the lock: application threads may hold it for many rounds */
 		sv_nic_events(ctx, ev, nev, true);
 		nev = 0;
-		if (sv_nic_defer_us &&
-		    sv_now_ns() - __atomic_load_n(&ctx->lent_ns, __ATOMIC_RELAXED) <
-			    SV_NIC_DEFER_WINDOW_NS) {
-			/* an application thread drives the device: step aside (sv.h) */
-			struct timespec ts = { .tv_sec = sv_nic_defer_us / 1000000,
-					       .tv_nsec =
-						       (long)(sv_nic_defer_us % 1000000) * 1000 };
-
-			nanosleep(&ts, NULL);
+		if (sv_nic_defer_us && sv_nic_defer(ctx, own_ns))
 			continue;
-		}
 		pthread_mutex_lock(&ctx->lock);
 		sv_nic_round(ctx, &t, true);
+		own_ns = t.now;
 		if (!t.busy) {
 			__atomic_store_n(&ctx->nic_wake_ns, t.next, __ATOMIC_RELAXED);
 			/* a read-modify-write: full barrier before the queues are looked at */

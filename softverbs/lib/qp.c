@@ -656,7 +656,7 @@ int sv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr
 out:
 	pthread_mutex_unlock(&qp->lock);
 	sv_qp_kick(qp);
-	if (!sv_nic_inline(qp->ctx))
+	if (!sv_nic_inline(qp->ctx, false))
 		sv_nic_kick_if_sleeping(qp->ctx);
 	return err;
 }

@@ -138,14 +138,17 @@ extern bool sv_gdr_relaxed;
 #define SV_GDR_STAGE_DEFAULT (8u << 20)
 extern uint64_t sv_gdr_stage;
 /*
- * SOFTVERBS_NIC_DEFER_US (0: off): while an application thread ran a round of a device within
- * the last SV_NIC_DEFER_WINDOW_NS, the device's NIC thread runs none of its own and looks again
- * after this many microseconds, leaving the CPUs to the threads that drive the work (a
- * machine with fewer cores than busy threads). Events it already took are kept for the next
- * round, whoever runs it.
+ * SOFTVERBS_NIC_DEFER_US (0: off): while an application thread polled a device's CQ empty (and
+ * ran its round) within the last SV_NIC_DEFER_WINDOWS x this many microseconds, the device's
+ * NIC thread runs no round of its own, but one every SV_NIC_DEFER_OWN_NS (it alone reaps dead
+ * connections), leaving the CPUs to the threads that drive the work (a machine with fewer
+ * cores than busy threads). Events it already took are kept for the next round, whoever runs
+ * it; a thread that posts and then waits outside verbs (a completion channel, a memory flag)
+ * is served again within one window.
  */
 extern unsigned sv_nic_defer_us;
-#define SV_NIC_DEFER_WINDOW_NS 1000000ull
+#define SV_NIC_DEFER_WINDOWS 4
+#define SV_NIC_DEFER_OWN_NS 10000000ull
 /* Sets sv_gdr_mode from "off|peermem|dmabuf|both" (comma list); origin names it in messages. */
 void sv_gdr_configure(const char *how, const char *origin);
 /* In GDR mode: one line when no CUDA driver can be loaded (only host memory then). */
@@ -430,8 +433,9 @@ int sv_nic_start(struct sv_ctx *ctx);
 void sv_nic_stop(struct sv_ctx *ctx);
 void sv_nic_kick(struct sv_ctx *ctx);
 void sv_nic_kick_if_sleeping(struct sv_ctx *ctx);
-bool sv_nic_inline(struct sv_ctx *ctx); /* a NIC round if the lock is free */
-void sv_conn_close(struct sv_conn *c);	/* ctx->lock held */
+/* a NIC round if the lock is free; polling: a poll that found the CQ empty (SOFTVERBS_NIC_DEFER_US) */
+bool sv_nic_inline(struct sv_ctx *ctx, bool polling);
+void sv_conn_close(struct sv_conn *c); /* ctx->lock held */
 struct sv_conn *sv_conn_new(struct sv_ctx *ctx, int fd, bool requester, bool vm, pid_t pid);
 
 /* rdv.c: QPN claims, listeners, connecting a QP to its peer */

@@ -390,8 +390,8 @@ static void defer_body(int side, int fd, void *arg)
  * SOFTVERBS_NIC_DEFER_US=200 (ctest's ENV): while the processes' threads poll (they run the
  * devices' rounds inline), the NIC threads step aside: a ping-pong between two processes,
  * every message in order, and on each side the NIC threads' CPU time under a quarter of the
- * polling thread's (without the deferral they run rounds for the arrivals: printed, for
- * comparison, by the same case without the variable).
+ * polling thread's (2026-12-03, 2 CPUs: 3%; without the deferral they run rounds for the
+ * arrivals, 63%: printed by the same case without the variable, nic_defer.off).
  */
 static void t_nic_defer(void)
 {
