@@ -327,13 +327,36 @@ static long other_threads_ticks(long *main_ticks)
  * main thread's CPU (or 30 s): every message arrives, in order. Each side prints and returns
  * (in *ratio_pct) its NIC thread's CPU time as a share of its main thread's.
  */
+/*
+ * Completions until the SEND (send) and a RECV (recv) arrived, in either order: one CQ holds
+ * both, and a reply's arrival may be polled before the completion of the send it answers.
+ * A RECV gives the peer's stop flag and is posted again.
+ */
+static void defer_wait(struct sv_ep *ep, bool send, bool recv, long *peer_stop)
+{
+	while (send || recv) {
+		struct ibv_wc wc;
+
+		CHECK_EQ(sv_poll(ep->cq, &wc, 1, 10000), 1);
+		CHECK_WC(wc, IBV_WC_SUCCESS);
+		if (wc.opcode == IBV_WC_RECV) {
+			CHECK(recv);
+			*peer_stop = ep->buf[0];
+			sv_post_recv(ep, 0, 0, 64);
+			recv = false;
+		} else {
+			CHECK(send && wc.opcode == IBV_WC_SEND);
+			send = false;
+		}
+	}
+}
+
 static void defer_body(int side, int fd, void *arg)
 {
 	struct sv_ep_opts o = { 0 };
 	struct sv_ep_info peer;
 	struct sv_ep ep;
-	struct ibv_wc wc;
-	long main0, main1 = 0, nic0, nic1 = 0, stop = 0, peer_stop;
+	long main0, main1 = 0, nic0, nic1 = 0, stop = 0, peer_stop = 0;
 	int n = 0;
 	double t0;
 
@@ -343,33 +366,19 @@ static void defer_body(int side, int fd, void *arg)
 	sv_barrier(fd);
 	nic0 = other_threads_ticks(&main0);
 	t0 = now_ms();
+	if (side == 1) /* side 0 serves first */
+		defer_wait(&ep, false, true, &peer_stop);
 	for (;;) {
-		if (side == 0 || n > 0) {
-			/* side 0 serves first; the stop flag rides in the message */
-			ep.buf[4096] = (char)stop;
-			sv_post_write(&ep, IBV_WR_SEND, 1, 4096, 64, &peer, 0, IBV_SEND_SIGNALED,
-				      0);
-			CHECK_EQ(sv_poll(ep.cq, &wc, 1, 10000), 1);
-			CHECK_WC(wc, IBV_WC_SUCCESS);
-			if (stop)
-				break;
-		}
-		CHECK_EQ(sv_poll(ep.cq, &wc, 1, 10000), 1);
-		CHECK_WC(wc, IBV_WC_SUCCESS);
-		CHECK(wc.opcode == IBV_WC_RECV);
-		peer_stop = ep.buf[0];
-		sv_post_recv(&ep, 0, 0, 64);
+		/* side 0 ends with its stop message, side 1 with the answer to it */
+		long last = side == 0 ? stop : peer_stop;
+
+		ep.buf[4096] = (char)last;
+		sv_post_write(&ep, IBV_WR_SEND, 1, 4096, 64, &peer, 0, IBV_SEND_SIGNALED, 0);
+		defer_wait(&ep, true, !last, &peer_stop);
+		if (last)
+			break;
 		n++;
 		nic1 = other_threads_ticks(&main1);
-		if (peer_stop) {
-			if (side == 1) { /* answer the stop */
-				ep.buf[4096] = 1;
-				sv_post_write(&ep, IBV_WR_SEND, 1, 4096, 64, &peer, 0,
-					      IBV_SEND_SIGNALED, 0);
-				CHECK_EQ(sv_poll(ep.cq, &wc, 1, 10000), 1);
-			}
-			break;
-		}
 		if (side == 0 &&
 		    ((main1 - main0) * 1000 / sysconf(_SC_CLK_TCK) >= 600 || now_ms() - t0 > 30000))
 			stop = 1;
