@@ -245,33 +245,47 @@ static void t_link_mtu_fits(void)
 }
 
 /*
+ * The loop endpoint opened with standard error caught (the library's first verbs call reads
+ * the environment and says what it refuses): what it wrote, in text (len bytes at most).
+ */
+static struct sv_ep loop_ep_logged(struct sv_ep_info *me, char *text, size_t len)
+{
+	char path[] = "/tmp/sv-log-XXXXXX";
+	int fd = mkstemp(path), saved = dup(2);
+	struct sv_ep ep;
+	ssize_t n;
+
+	CHECK(fd >= 0 && saved >= 0);
+	unlink(path);
+	fflush(stderr);
+	CHECK(dup2(fd, 2) == 2);
+	ep = loop_ep(NULL, me);
+	fflush(stderr);
+	CHECK(dup2(saved, 2) == 2);
+	close(saved);
+	n = pread(fd, text, len - 1, 0);
+	close(fd);
+	text[n > 0 ? n : 0] = 0;
+	return ep;
+}
+
+/*
  * Malformed SOFTVERBS_PORT_DOWN and SOFTVERBS_LINK_MTU rules are each said in one line and
  * ignored: none takes effect (a 64 KiB WRITE crosses the port they name).
  */
 static void t_bad_rules(void)
 {
-	char path[] = "/tmp/sv-rules-XXXXXX", text[8192];
-	int fd = mkstemp(path), saved = dup(2), lines = 0;
+	char text[8192];
+	int lines = 0;
 	struct sv_ep_info me;
 	struct sv_ep ep;
 	struct ibv_wc wc;
-	ssize_t n;
 
-	CHECK(fd >= 0 && saved >= 0);
 	setenv("SOFTVERBS_PORT_DOWN", "svdev0:0:10,:1:10,svdev0:1:x,svdev0:1:30:20,svdev0:1:-5", 1);
 	setenv("SOFTVERBS_LINK_MTU", "svdev0:1:100,svdev0:1:1500x,svdev0,svdev0:1,svdev0:abc:1500",
 	       1);
-	fflush(stderr);
-	CHECK(dup2(fd, 2) == 2);
-	ep = loop_ep(NULL, &me); /* the first verbs call reads the rules */
-	fflush(stderr);
-	CHECK(dup2(saved, 2) == 2);
-	close(saved);
-	n = pread(fd, text, sizeof(text) - 1, 0);
-	CHECK(n > 0);
-	text[n > 0 ? n : 0] = 0;
-	close(fd);
-	unlink(path);
+	ep = loop_ep_logged(&me, text, sizeof(text));
+	CHECK(text[0]);
 	for (const char *p = text; (p = strstr(p, "\" ignored; want")); p++)
 		lines++;
 	printf("%s", text);
@@ -411,24 +425,13 @@ static void t_nic_defer(void)
 static void t_bad_defer(void)
 {
 	const char *v = getenv("SOFTVERBS_NIC_DEFER_US");
-	char path[] = "/tmp/sv-defer-XXXXXX", text[4096], want[160];
-	int fd = mkstemp(path), saved = dup(2);
+	char text[4096], want[160];
 	struct sv_ep_info me;
 	struct sv_ep ep;
 	struct ibv_wc wc;
-	ssize_t n;
 
-	CHECK(fd >= 0 && saved >= 0 && v);
-	unlink(path);
-	fflush(stderr);
-	CHECK(dup2(fd, 2) == 2);
-	ep = loop_ep(NULL, &me); /* the first verbs call reads the environment */
-	fflush(stderr);
-	CHECK(dup2(saved, 2) == 2);
-	close(saved);
-	n = pread(fd, text, sizeof(text) - 1, 0);
-	close(fd);
-	text[n > 0 ? n : 0] = 0;
+	CHECK(v);
+	ep = loop_ep_logged(&me, text, sizeof(text));
 	snprintf(want, sizeof(want),
 		 "SOFTVERBS_NIC_DEFER_US=%s: want microseconds from 0 to 100000; 0", v);
 	if (!strstr(text, want)) {

@@ -95,6 +95,17 @@ run_once() {
 	fi
 }
 export renv=
+# run_json CASE RANK-ENV PATTERN...: run with --json and RANK-ENV, a run that is not fit (exit 1;
+# the JSON report has no "problem" lines to count)
+run_json() {
+	local name=$1
+	renv=$2
+	shift 2
+	EXTRA=(--json)
+	run "$name" "$renv" 1 0 '"fit":false' "$@"
+	EXTRA=()
+	renv=
+}
 
 EXTRA=()
 for c in $cases; do
@@ -178,12 +189,8 @@ cells=d["cells"]; assert len(cells)==4*3*2 and all(c["status"]=="ok" and c["gbps
 		;;
 	lost)
 		fabric lost ''
-		renv="3 RN_PREFLIGHT_TEST_LOSE=2:1"
-		EXTRA=(--json)
-		run lost "$renv" 1 0 '"fit":false' 'RN_PREFLIGHT_TEST_LOSE' \
+		run_json lost "3 RN_PREFLIGHT_TEST_LOSE=2:1" 'RN_PREFLIGHT_TEST_LOSE' \
 			"the peer's end of this rail failed in the bandwidth burst"
-		EXTRA=()
-		renv=
 		if grep -q 'did not end' "$W/lost.log"; then
 			echo "FAIL: lost: a burst waited out its bound on a rail the partner had lost"
 			fails=$((fails + 1))
@@ -191,12 +198,8 @@ cells=d["cells"]; assert len(cells)==4*3*2 and all(c["status"]=="ok" and c["gbps
 		;;
 	late)
 		fabric late ''
-		renv="3 RN_PREFLIGHT_TEST_STALL=2:1500"
-		EXTRA=(--json)
-		run late "$renv" 1 0 '"fit":false' 'the burst did not end within 1200 ms' \
+		run_json late "3 RN_PREFLIGHT_TEST_STALL=2:1500" 'the burst did not end within 1200 ms' \
 			"the burst could not be ended within 1200 ms: the receiver took 0"
-		EXTRA=()
-		renv=
 		;;
 	norank)
 		fabric norank ''
