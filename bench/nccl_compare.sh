@@ -118,7 +118,7 @@ mode_tag() {
 
 # one run: mode, size, rep
 run() {
-	local mode=$1 s=$2 r=$3 log="$OUT/run.$1.$2.$3.txt" tag bad kv xs=()
+	local mode=$1 s=$2 r=$3 log="$OUT/run.${1//\//_}.$2.$3.txt" tag bad kv xs=()
 	for kv in $(mode_env "$mode"); do xs+=(-x "${kv%%=*}"); done
 	# shellcheck disable=SC2046  # mode_env is a list of assignments
 	"$BUILD/bin/softverbs-fabric" exec "$fab" node0 pod0 -- env \
