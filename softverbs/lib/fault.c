@@ -28,6 +28,7 @@ uint32_t sv_fault_qp_err_after;
 uint32_t sv_fault_drop_ack;
 static uint32_t sv_fault_imm_seen; /* atomic: requests with immediate data executed */
 uint64_t sv_fault_cqe_delay_ns;
+uint64_t sv_fault_event_delay_ns;
 struct sv_port_fault sv_fault_ports[8];
 int sv_fault_nports;
 struct sv_mtu_fault sv_fault_mtus[8];
@@ -227,6 +228,18 @@ void sv_fault_init(void)
 			sv_log("SOFTVERBS_CQE_DELAY_US=%s ignored; want microseconds", e);
 		else
 			sv_fault_cqe_delay_ns = (uint64_t)(v * 1000);
+	}
+	e = getenv("SOFTVERBS_EVENT_DELAY_US");
+	if (e && *e) {
+		char *end;
+		unsigned long v = strtoul(e, &end, 10);
+
+		if (*end || e[0] == '-' || !v || v > 100000)
+			sv_log("SOFTVERBS_EVENT_DELAY_US=%s ignored; want microseconds from 1 to "
+			       "100000",
+			       e);
+		else
+			sv_fault_event_delay_ns = v * 1000;
 	}
 	e = getenv("SOFTVERBS_PORT_DOWN");
 	if (e && *e)

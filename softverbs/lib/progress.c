@@ -1523,7 +1523,8 @@ static void sv_nic_events(struct sv_ctx *ctx, struct epoll_event *ev, int nev, b
 			pthread_mutex_lock(&ctx->ev_lock);
 			ctx->pend[ctx->npend].conn = p;
 			ctx->pend[ctx->npend].events = ev[i].events;
-			ctx->npend++;
+			/* atomic: the NIC thread's deferral reads it without ev_lock */
+			__atomic_store_n(&ctx->npend, ctx->npend + 1, __ATOMIC_RELEASE);
 			pthread_mutex_unlock(&ctx->ev_lock);
 		} else {
 			sv_conn_event(p, ev[i].events);
@@ -1549,6 +1550,41 @@ static void sv_nic_input(struct sv_ctx *ctx, struct sv_tick *t, bool requesters)
 			if (!c->rd_active)
 				t->busy = true; /* stalled input may go on */
 		}
+	}
+}
+
+/* Whether a ready responder connection has requests to read or execute. */
+static bool sv_nic_requests_waiting(struct sv_ctx *ctx)
+{
+	for (uint32_t i = 0; i < ctx->nrdy; i++) {
+		struct sv_conn *c = ctx->rdy[i];
+
+		if (!c->requester && !c->dead &&
+		    (c->in_head < c->in_len || __atomic_load_n(&c->readable, __ATOMIC_ACQUIRE)))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Before requests are read: the requester sockets of QPs with sends not yet acknowledged are
+ * read too, whether or not this thread saw their epoll event. The event of an ACK may have
+ * been taken by another thread (the NIC thread, between its epoll_wait and recording the
+ * event) while the reply that followed the ACK on another socket is seen here; reading the
+ * ACK first keeps the reply from completing before the send it answers, as on a NIC. Costs
+ * one recv per such socket, only in rounds with requests. Loop links need none (their bytes
+ * move under ctx->lock).
+ */
+static void sv_nic_expect_acks(struct sv_ctx *ctx)
+{
+	for (uint32_t i = 0; i < ctx->nact; i++) {
+		struct sv_qp *qp = ctx->act[i];
+		struct sv_conn *c = qp->out;
+
+		if (!c || c->dead || c->fd < 0 || qp->sq_acked == qp->sq_next)
+			continue;
+		__atomic_store_n(&c->readable, 1, __ATOMIC_RELEASE);
+		sv_conn_ready(c);
 	}
 }
 
@@ -1767,7 +1803,7 @@ static void sv_nic_round(struct sv_ctx *ctx, struct sv_tick *t, bool reap)
 	pthread_mutex_lock(&ctx->ev_lock);
 	for (int i = 0; i < ctx->npend; i++)
 		sv_conn_event(ctx->pend[i].conn, ctx->pend[i].events);
-	ctx->npend = 0;
+	__atomic_store_n(&ctx->npend, 0, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&ctx->ev_lock);
 	if (__atomic_exchange_n(&ctx->acc_unix, 0, __ATOMIC_ACQ_REL))
 		sv_accept(ctx, ctx->lis_unix);
@@ -1781,6 +1817,8 @@ static void sv_nic_round(struct sv_ctx *ctx, struct sv_tick *t, bool reap)
 	 * queues complete), then incoming requests, whose ACKs leave before anything new this
 	 * round transmits. A reply that raced its request's ACK thus never completes first.
 	 */
+	if (sv_nic_requests_waiting(ctx))
+		sv_nic_expect_acks(ctx);
 	sv_nic_input(ctx, t, true);
 	for (uint32_t i = 0; i < ctx->nact; i++)
 		sv_sq_pump(ctx->act[i], t);
@@ -1819,34 +1857,63 @@ bool sv_nic_inline(struct sv_ctx *ctx, bool polling)
 	return true;
 }
 
-/*
- * SOFTVERBS_NIC_DEFER_US (sv.h): whether the NIC thread steps aside now. While an application
- * thread polled the device's CQ empty (and so ran its round) within the window, the thread
- * waits on the doorbell (the stop kick ends it) until the window has passed, at least the
- * configured time; it still runs a round of its own (the reaping of dead connections is its
- * alone) once SV_NIC_DEFER_OWN_NS passed since its last.
- */
-static bool sv_nic_defer(struct sv_ctx *ctx, uint64_t own_ns)
+/* Waits up to ns on the doorbell and, with epoll, the device's sockets; the poll's result. */
+static int sv_nic_wait(struct sv_ctx *ctx, bool epoll, uint64_t ns)
 {
-	uint64_t lent = __atomic_load_n(&ctx->lent_ns, __ATOMIC_ACQUIRE), now = sv_now_ns(),
-		 window = SV_NIC_DEFER_WINDOWS * (uint64_t)sv_nic_defer_us * 1000, d;
-	struct pollfd pfd = { .fd = ctx->doorbell, .events = POLLIN };
-	struct timespec ts;
+	struct pollfd pfd[2] = { { .fd = ctx->doorbell, .events = POLLIN },
+				 { .fd = ctx->epfd, .events = POLLIN } };
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ull),
+			       .tv_nsec = (long)(ns % 1000000000ull) };
+	int n = ppoll(pfd, epoll ? 2 : 1, &ts, NULL);
 
-	if (lent > now || now - lent >= window || now - own_ns >= SV_NIC_DEFER_OWN_NS)
-		return false; /* lent > now: a poll between the two reads, run the round */
-	d = lent + window - now;
-	if (d < (uint64_t)sv_nic_defer_us * 1000)
-		d = (uint64_t)sv_nic_defer_us * 1000;
-	if (d > own_ns + SV_NIC_DEFER_OWN_NS - now)
-		d = own_ns + SV_NIC_DEFER_OWN_NS - now;
-	ts.tv_sec = (time_t)(d / 1000000000ull);
-	ts.tv_nsec = (long)(d % 1000000000ull);
-	if (ppoll(&pfd, 1, &ts, NULL) > 0) {
+	if (n > 0 && (pfd[0].revents & POLLIN)) {
 		uint64_t v;
 
 		if (read(ctx->doorbell, &v, sizeof(v)) < 0)
-			(void)0; /* a kick: the loop looks at stop and the window again */
+			(void)0; /* a kick: the caller looks at stop and the window again */
+	}
+	return n > 0 && epoll && (pfd[1].revents & POLLIN) ? 2 : n;
+}
+
+/*
+ * SOFTVERBS_NIC_DEFER_US (sv.h): whether the NIC thread steps aside now. While an application
+ * thread polled the device's CQ empty (and so ran its round) within the window, the thread
+ * waits until the window has passed, at least the configured time; a stop kick ends the wait.
+ * Work that nobody else picks up ends it too: socket events still unconsumed after the handoff
+ * time (the application stopped polling, as NCCL's proxy thread does between operations), and
+ * events the thread took itself (*held) that no round has handled after the handoff time. It
+ * still runs a round of its own (the reaping of dead connections is its alone) once
+ * SV_NIC_DEFER_OWN_NS passed since its last. Returns true to step aside; false to run a round,
+ * *events set when sockets have events to collect first.
+ */
+static bool sv_nic_defer(struct sv_ctx *ctx, uint64_t own_ns, bool *events)
+{
+	uint64_t lent = __atomic_load_n(&ctx->lent_ns, __ATOMIC_ACQUIRE), now = sv_now_ns(),
+		 window = SV_NIC_DEFER_WINDOWS * (uint64_t)sv_nic_defer_us * 1000,
+		 handoff = SV_NIC_DEFER_HANDOFF_NS(sv_nic_defer_us), d;
+	int held;
+
+	*events = false;
+	if (lent > now || now - lent >= window || now - own_ns >= SV_NIC_DEFER_OWN_NS)
+		return false; /* lent > now: a poll between the two reads, run the round */
+	held = __atomic_load_n(&ctx->npend, __ATOMIC_ACQUIRE);
+	if (held) {
+		/* events in hand: a polling application takes them in its next round */
+		sv_nic_wait(ctx, false, handoff);
+		return !__atomic_load_n(&ctx->npend, __ATOMIC_ACQUIRE);
+	}
+	if (now - lent < (uint64_t)sv_nic_defer_us * 1000) {
+		/* the application polls: look again once it has not for the configured time */
+		sv_nic_wait(ctx, false, lent + (uint64_t)sv_nic_defer_us * 1000 - now);
+		return true;
+	}
+	/* it has not polled for that long: socket events are the NIC's again at once */
+	d = lent + window - now;
+	if (d > own_ns + SV_NIC_DEFER_OWN_NS - now)
+		d = own_ns + SV_NIC_DEFER_OWN_NS - now;
+	if (sv_nic_wait(ctx, true, d) == 2) {
+		*events = true;
+		return false;
 	}
 	return true;
 }
@@ -1861,11 +1928,28 @@ static void *sv_nic_main(void *arg)
 	while (!__atomic_load_n(&ctx->stop, __ATOMIC_ACQUIRE)) {
 		struct sv_tick t;
 
+		if (sv_fault_event_delay_ns && nev > 0) {
+			struct timespec d = {
+				.tv_sec = (time_t)(sv_fault_event_delay_ns / 1000000000ull),
+				.tv_nsec = (long)(sv_fault_event_delay_ns % 1000000000ull)
+			};
+
+			nanosleep(&d, NULL);
+		}
 		/* before the lock: application threads may hold it for many rounds */
 		sv_nic_events(ctx, ev, nev, true);
 		nev = 0;
-		if (sv_nic_defer_us && sv_nic_defer(ctx, own_ns))
-			continue;
+		if (sv_nic_defer_us) {
+			bool events;
+
+			if (sv_nic_defer(ctx, own_ns, &events))
+				continue;
+			if (events) { /* nobody polls: collected here, outside the lock */
+				nev = epoll_wait(ctx->epfd, ev, 64, 0);
+				sv_nic_events(ctx, ev, nev > 0 ? nev : 0, true);
+				nev = 0;
+			}
+		}
 		pthread_mutex_lock(&ctx->lock);
 		sv_nic_round(ctx, &t, true);
 		own_ns = t.now;

@@ -139,15 +139,16 @@ extern bool sv_gdr_relaxed;
 extern uint64_t sv_gdr_stage;
 /*
  * SOFTVERBS_NIC_DEFER_US (0: off): while an application thread polled a device's CQ empty (and
- * ran its round) within the last SV_NIC_DEFER_WINDOWS x this many microseconds, the device's
- * NIC thread runs no round of its own, but one every SV_NIC_DEFER_OWN_NS (it alone reaps dead
- * connections), leaving the CPUs to the threads that drive the work (a machine with fewer
- * cores than busy threads). Events it already took are kept for the next round, whoever runs
- * it; a thread that posts and then waits outside verbs (a completion channel, a memory flag)
- * is served again within one window.
+ * ran its round) within the last this many microseconds, the device's NIC thread runs no round
+ * of its own, but one every SV_NIC_DEFER_OWN_NS (it alone reaps dead connections), leaving the
+ * CPUs to the threads that drive the work (a machine with fewer cores than busy threads). It
+ * still takes over work that nobody else picks up: socket events, once the application has not
+ * polled for that long (until SV_NIC_DEFER_WINDOWS times that, then it is back to normal), and
+ * events it took itself that no round has handled within SV_NIC_DEFER_HANDOFF_NS.
  */
 extern unsigned sv_nic_defer_us;
 #define SV_NIC_DEFER_WINDOWS 4
+#define SV_NIC_DEFER_HANDOFF_NS(us) ((us) >= 50 ? (uint64_t)(us)*100 : 5000ull)
 #define SV_NIC_DEFER_OWN_NS 10000000ull
 /* Sets sv_gdr_mode from "off|peermem|dmabuf|both" (comma list); origin names it in messages. */
 void sv_gdr_configure(const char *how, const char *origin);
@@ -454,6 +455,9 @@ extern uint32_t sv_fault_qp_err_after;	     /* 0: off */
 extern uint32_t sv_fault_drop_ack;	     /* 0: off; else the n-th request with immediate data */
 bool sv_fault_ack_dropped(struct sv_qp *qp); /* qp->lock held; after a request with immediate */
 extern uint64_t sv_fault_cqe_delay_ns;
+/* SOFTVERBS_EVENT_DELAY_US: the NIC thread holds socket events it took this long before it
+ * records them (a thread preempted between the two; tests the ordering of ACKs and replies) */
+extern uint64_t sv_fault_event_delay_ns;
 struct sv_port_fault {
 	char dev[64];
 	int port;

@@ -66,6 +66,7 @@ latency;rate;rate_serial;bad_rules;rate_off;reap;reap_pidns")
 # are named; and the data, stress and timer cases again with the NIC thread stepping aside
 sv_add_tests(test_sv_faults test_sv_faults.c "nic_defer" ENV "SOFTVERBS_NIC_DEFER_US=200")
 sv_add_tests(test_sv_faults test_sv_faults.c "nic_defer" SUFFIX .off)
+sv_add_tests(test_sv_faults test_sv_faults.c "defer_idle" ENV "SOFTVERBS_NIC_DEFER_US=100000")
 foreach(v abc -1 100001 2ms)
 	string(MAKE_C_IDENTIFIER "${v}" sv_v)
 	sv_add_tests(test_sv_faults test_sv_faults.c "bad_defer" SUFFIX .${sv_v}
@@ -73,6 +74,11 @@ foreach(v abc -1 100001 2ms)
 endforeach()
 sv_add_tests(test_sv_faults test_sv_faults.c "port_down;cut_link;latency;rate;cqe_delay"
 	SUFFIX .defer ENV "SOFTVERBS_NIC_DEFER_US=200")
+# a reply never completes before the SEND it answers, even when the NIC thread holds the
+# events it took (SOFTVERBS_EVENT_DELAY_US)
+sv_add_tests(test_sv_faults test_sv_faults.c "ack_order" ENV "SOFTVERBS_EVENT_DELAY_US=300")
+sv_add_tests(test_sv_faults test_sv_faults.c "ack_order" SUFFIX .defer
+	ENV "SOFTVERBS_EVENT_DELAY_US=300;SOFTVERBS_NIC_DEFER_US=200")
 # the one-copy path and the stream path check the link MTU in different places
 sv_add_tests(test_sv_faults test_sv_faults.c "link_mtu_send;link_mtu_recv" SUFFIX .stream
 	ENV "SOFTVERBS_VM=off")

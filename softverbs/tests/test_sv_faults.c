@@ -6,7 +6,10 @@
  * (it paces each port: lower bounds only) and the latency knob (a lower bound too). Each case sets its environment
  * before the library initialises. Also: the rendezvous entries of a killed process are removed
  * by the next process that opens a device (reap); SOFTVERBS_NIC_DEFER_US (the NIC thread steps
- * aside while an application thread polls: nic_defer, bad values: bad_defer).
+ * aside while an application thread polls: nic_defer, and takes over once it stops: defer_idle;
+ * bad values: bad_defer); a reply never
+ * completes before the send it answers, even when the NIC thread holds events
+ * (SOFTVERBS_EVENT_DELAY_US: ack_order).
  */
 #include "sv_test.h"
 
@@ -413,12 +416,131 @@ static void defer_body(int side, int fd, void *arg)
  * SOFTVERBS_NIC_DEFER_US=200 (ctest's ENV): while the processes' threads poll (they run the
  * devices' rounds inline), the NIC threads step aside: a ping-pong between two processes,
  * every message in order, and on each side the NIC threads' CPU time under a quarter of the
- * polling thread's (2026-12-03, 2 CPUs: 3%; without the deferral they run rounds for the
- * arrivals, 63%: printed by the same case without the variable, nic_defer.off).
+ * polling thread's (2026-12-03, 2 CPUs: 12%; without the deferral they run rounds for the
+ * arrivals, about 80%: printed by the same case without the variable, nic_defer.off).
  */
 static void t_nic_defer(void)
 {
 	sv_run2(defer_body, NULL, 90);
+}
+
+/*
+ * Side 0 polls its CQ for 20 ms, then stops polling and waits (a memory flag, then a blocking
+ * read) while side 1 RDMA-WRITEs to it: nobody polls side 0's device any more, so its NIC
+ * thread must take the arrival over and send the ACK that completes side 1's WRITE, though an
+ * application polled within SOFTVERBS_NIC_DEFER_US (100 ms here). Times are printed, not
+ * judged: the NIC thread's own round every 10 ms bounds them in any version; what the
+ * takeover saves between NCCL's collectives (under 1 ms each) is measured in docs/softverbs.md.
+ */
+static void idle_body(int side, int fd, void *arg)
+{
+	struct sv_ep_opts o = { 0 };
+	struct sv_ep_info peer;
+	struct sv_ep ep;
+	struct ibv_wc wc;
+	double t0;
+
+	(void)arg;
+	sv_ep_pair(side, fd, &ep, &o, &peer);
+	ep.buf[0] = 0;
+	sv_barrier(fd);
+	if (side == 0) {
+		t0 = now_ms();
+		while (now_ms() - t0 < 20)
+			CHECK_EQ(ibv_poll_cq(ep.cq, 1, &wc), 0);
+		sv_barrier(fd); /* side 1 writes now */
+		t0 = now_ms();
+		while (!__atomic_load_n(&ep.buf[0], __ATOMIC_ACQUIRE) && now_ms() - t0 < 2000)
+			usleep(100);
+		printf("side 0: the data landed %.1f ms after the last poll, nobody polling\n",
+		       now_ms() - t0);
+		CHECK(ep.buf[0] == 1);
+	} else {
+		ep.buf[4096] = 1;
+		sv_barrier(fd);
+		t0 = now_ms();
+		sv_post_write(&ep, IBV_WR_RDMA_WRITE, 1, 4096, 64, &peer, 0, IBV_SEND_SIGNALED, 0);
+		CHECK_EQ(sv_poll(ep.cq, &wc, 1, 5000), 1);
+		CHECK_WC(wc, IBV_WC_SUCCESS);
+		printf("side 1: the WRITE completed after %.1f ms\n", now_ms() - t0);
+	}
+	fflush(stdout);
+	sv_barrier(fd); /* side 0 waits here without polling until side 1 is done */
+	sv_ep_close(&ep);
+}
+
+static void t_defer_idle(void)
+{
+	sv_run2(idle_body, NULL, 60);
+}
+
+/*
+ * A ping-pong of SENDs on one CQ per side where each side, after its SEND, must poll that
+ * SEND's completion before the RECV of the reply: the peer acknowledged the SEND before it
+ * answered, so a NIC completes them in that order (perftest's event mode relies on it).
+ * SOFTVERBS_EVENT_DELAY_US (ctest's ENV) makes each NIC thread hold the socket events it takes
+ * before recording them, so this thread's round often sees the reply's event without the ACK's
+ * (softverbs then reads the ACK's socket anyway). 2 s or 20000 exchanges.
+ */
+static void order_body(int side, int fd, void *arg)
+{
+	struct sv_ep_opts o = { 0 };
+	struct sv_ep_info peer;
+	struct sv_ep ep;
+	struct ibv_wc wc;
+	int n = 0;
+	char stop = 0;
+	double t0;
+
+	(void)arg;
+	sv_ep_pair(side, fd, &ep, &o, &peer);
+	sv_post_recv(&ep, 0, 0, 64);
+	sv_barrier(fd);
+	t0 = now_ms();
+	for (;;) {
+		if (side == 1) { /* answers: first the message */
+			CHECK_EQ(sv_poll(ep.cq, &wc, 1, 10000), 1);
+			CHECK_WC(wc, IBV_WC_SUCCESS);
+			CHECK(wc.opcode == IBV_WC_RECV);
+			stop = ep.buf[0];
+			sv_post_recv(&ep, 0, 0, 64);
+		} else if (n >= 20000 || now_ms() - t0 > 2000) {
+			stop = 1;
+		}
+		ep.buf[4096] = stop;
+		sv_post_write(&ep, IBV_WR_SEND, 1, 4096, 64, &peer, 0, IBV_SEND_SIGNALED, 0);
+		CHECK_EQ(sv_poll(ep.cq, &wc, 1, 10000), 1);
+		CHECK_WC(wc, IBV_WC_SUCCESS);
+		if (wc.opcode == IBV_WC_RECV) {
+			fprintf(stderr,
+				"side %d, exchange %d: the peer's next message completed before "
+				"the "
+				"SEND it follows\n",
+				side, n);
+			exit(1);
+		}
+		CHECK(wc.opcode == IBV_WC_SEND);
+		if (side == 0 && !stop) { /* the answer */
+			CHECK_EQ(sv_poll(ep.cq, &wc, 1, 10000), 1);
+			CHECK_WC(wc, IBV_WC_SUCCESS);
+			CHECK(wc.opcode == IBV_WC_RECV);
+			sv_post_recv(&ep, 0, 0, 64);
+		}
+		n++;
+		if (stop)
+			break;
+	}
+	printf("side %d: %d exchanges, each SEND completed before the message that followed it\n",
+	       side, n);
+	fflush(stdout);
+	CHECK(n > 100);
+	sv_barrier(fd);
+	sv_ep_close(&ep);
+}
+
+static void t_ack_order(void)
+{
+	sv_run2(order_body, NULL, 90);
 }
 
 /* SOFTVERBS_NIC_DEFER_US=<bad> (ctest's ENV): one line naming it, the NIC runs as usual */
@@ -745,6 +867,8 @@ static const struct sv_case cases[] = {
 	{ "cqe_delay", t_cqe_delay },
 	{ "nic_defer", t_nic_defer },
 	{ "bad_defer", t_bad_defer },
+	{ "ack_order", t_ack_order },
+	{ "defer_idle", t_defer_idle },
 	{ "latency", t_latency },
 	{ "rate", t_rate },
 	{ "rate_serial", t_rate_serial },
