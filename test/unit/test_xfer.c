@@ -505,6 +505,36 @@ static void test_round_robin_rotates(void **state)
 	RN_ASSERT_NO_WARN();
 }
 
+/*
+ * Round-robin: two send comms opened one after the other (NCCL's channels to one peer) send
+ * their first message on different ports, so channels driven in step do not share a port.
+ */
+static void test_round_robin_staggered(void **state)
+{
+	struct opts o = defaults;
+	uint64_t b0[2], b1[2];
+	int port[2];
+	struct pair p[2];
+
+	(void)state;
+	rn_test_log_reset();
+	o.split = false;
+	pair_open(&o, &p[0]);
+	pair_open(&o, &p[1]);
+	for (int i = 0; i < 2; i++) {
+		tx_bytes(p[i].s, b0);
+		xfer_one(&p[i], 65536, 65536, 600 + (uint64_t)i);
+		tx_bytes(p[i].s, b1);
+		assert_true(b1[0] - b0[0] == 65536 || b1[1] - b0[1] == 65536);
+		port[i] = b1[0] - b0[0] == 65536 ? 0 : 1;
+	}
+	assert_int_not_equal(port[0], port[1]);
+	pair_close(&p[1]);
+	pair_close(&p[0]);
+	assert_nothing_left();
+	RN_ASSERT_NO_WARN();
+}
+
 /* ---- tagged multi-receives ---------------------------------------------------------------- */
 
 /*
@@ -1872,6 +1902,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_sizes_split),
 		cmocka_unit_test(test_sizes_round_robin),
 		cmocka_unit_test(test_round_robin_rotates),
+		cmocka_unit_test(test_round_robin_staggered),
 		cmocka_unit_test(test_multi_tags),
 		cmocka_unit_test(test_multi_waits_for_all),
 		cmocka_unit_test(test_split_parts),
