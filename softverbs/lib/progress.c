@@ -1553,14 +1553,13 @@ static void sv_nic_input(struct sv_ctx *ctx, struct sv_tick *t, bool requesters)
 	}
 }
 
-/* Whether a ready responder connection has requests to read or execute. */
+/* Whether a ready responder connection has input to read (requests that just arrived). */
 static bool sv_nic_requests_waiting(struct sv_ctx *ctx)
 {
 	for (uint32_t i = 0; i < ctx->nrdy; i++) {
 		struct sv_conn *c = ctx->rdy[i];
 
-		if (!c->requester && !c->dead &&
-		    (c->in_head < c->in_len || __atomic_load_n(&c->readable, __ATOMIC_ACQUIRE)))
+		if (!c->requester && !c->dead && __atomic_load_n(&c->readable, __ATOMIC_ACQUIRE))
 			return true;
 	}
 	return false;
@@ -1580,8 +1579,14 @@ static void sv_nic_expect_acks(struct sv_ctx *ctx)
 	for (uint32_t i = 0; i < ctx->nact; i++) {
 		struct sv_qp *qp = ctx->act[i];
 		struct sv_conn *c = qp->out;
+		bool unacked;
 
-		if (!c || c->dead || c->fd < 0 || qp->sq_acked == qp->sq_next)
+		if (!c || c->dead || c->fd < 0)
+			continue;
+		pthread_mutex_lock(&qp->lock); /* modify_qp resets the counters under it */
+		unacked = qp->sq_acked != qp->sq_next;
+		pthread_mutex_unlock(&qp->lock);
+		if (!unacked)
 			continue;
 		__atomic_store_n(&c->readable, 1, __ATOMIC_RELEASE);
 		sv_conn_ready(c);
@@ -1890,28 +1895,32 @@ static bool sv_nic_defer(struct sv_ctx *ctx, uint64_t own_ns, bool *events)
 {
 	uint64_t lent = __atomic_load_n(&ctx->lent_ns, __ATOMIC_ACQUIRE), now = sv_now_ns(),
 		 window = SV_NIC_DEFER_WINDOWS * (uint64_t)sv_nic_defer_us * 1000,
-		 handoff = SV_NIC_DEFER_HANDOFF_NS(sv_nic_defer_us), d;
+		 handoff = SV_NIC_DEFER_HANDOFF_NS(sv_nic_defer_us), d, own;
+	bool polling;
 	int held;
 
 	*events = false;
 	if (lent > now || now - lent >= window || now - own_ns >= SV_NIC_DEFER_OWN_NS)
 		return false; /* lent > now: a poll between the two reads, run the round */
+	polling = now - lent < (uint64_t)sv_nic_defer_us * 1000;
 	held = __atomic_load_n(&ctx->npend, __ATOMIC_ACQUIRE);
 	if (held) {
+		if (!polling)
+			return false; /* nobody polls: they are the NIC's at once */
 		/* events in hand: a polling application takes them in its next round */
 		sv_nic_wait(ctx, false, handoff);
 		return !__atomic_load_n(&ctx->npend, __ATOMIC_ACQUIRE);
 	}
-	if (now - lent < (uint64_t)sv_nic_defer_us * 1000) {
+	own = own_ns + SV_NIC_DEFER_OWN_NS - now;
+	if (polling) {
 		/* the application polls: look again once it has not for the configured time */
-		sv_nic_wait(ctx, false, lent + (uint64_t)sv_nic_defer_us * 1000 - now);
+		d = lent + (uint64_t)sv_nic_defer_us * 1000 - now;
+		sv_nic_wait(ctx, false, d < own ? d : own);
 		return true;
 	}
 	/* it has not polled for that long: socket events are the NIC's again at once */
 	d = lent + window - now;
-	if (d > own_ns + SV_NIC_DEFER_OWN_NS - now)
-		d = own_ns + SV_NIC_DEFER_OWN_NS - now;
-	if (sv_nic_wait(ctx, true, d) == 2) {
+	if (sv_nic_wait(ctx, true, d < own ? d : own) == 2) {
 		*events = true;
 		return false;
 	}
