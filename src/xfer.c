@@ -1269,7 +1269,7 @@ static void rn_xcomm_free(struct rn_xcomm *c)
 	free(c);
 }
 
-/* The next send comm's first QP in round-robin order (rn_xfer_create). */
+/* Counts send comms: the next one's first port in round-robin order (rn_xfer_create). */
 static uint32_t rn_xfer_rr_seed;
 
 /* RAILNET_STATS_INTERVAL's view of a live comm (stats.h, struct rn_stats_live). */
@@ -1300,13 +1300,6 @@ int rn_xfer_create(struct rn_conn *conn, const struct rn_xfer_params *p, struct 
 	c->nports = conn->set->nports;
 	c->nqps = conn->set->nqps;
 	c->nlive = c->nqps;
-	/*
-	 * Send comms start their round-robin cursors one QP apart (QP q is on port q % nports):
-	 * NCCL opens one send comm per channel and drives the channels in step, so cursors that
-	 * all started at QP 0 put every channel's message of a step on the same port.
-	 */
-	if (c->role == RN_CONN_SEND)
-		c->rr = __atomic_fetch_add(&rn_xfer_rr_seed, 1, __ATOMIC_RELAXED);
 	c->npool = c->role == RN_CONN_SEND ? RN_XFER_SLOTS * RN_XFER_MAX_RECVS : RN_XFER_RECV_REQS;
 	c->pool = calloc((size_t)c->npool, sizeof(*c->pool));
 	if (c->role == RN_CONN_SEND)
@@ -1334,6 +1327,21 @@ int rn_xfer_create(struct rn_conn *conn, const struct rn_xfer_params *p, struct 
 			if (rc)
 				goto err;
 		}
+	}
+	/*
+	 * Successive send comms start their round-robin cursors on successive ports: NCCL opens
+	 * one send comm per channel and drives the channels in step, so cursors that all started
+	 * at QP 0 put every channel's message of a step on the same port.
+	 */
+	if (c->role == RN_CONN_SEND) {
+		uint32_t want = __atomic_fetch_add(&rn_xfer_rr_seed, 1, __ATOMIC_RELAXED) %
+				(uint32_t)c->nports;
+
+		for (int q = 0; q < c->nqps; q++)
+			if (c->xq[q].port == (int)want) {
+				c->rr = (uint32_t)q;
+				break;
+			}
 	}
 	c->magic = RN_XCOMM_MAGIC;
 	c->live.snap = rn_xfer_live_snap;
