@@ -1862,13 +1862,18 @@ bool sv_nic_inline(struct sv_ctx *ctx, bool polling)
 	return true;
 }
 
+static struct timespec sv_timespec(uint64_t ns)
+{
+	return (struct timespec){ .tv_sec = (time_t)(ns / 1000000000ull),
+				  .tv_nsec = (long)(ns % 1000000000ull) };
+}
+
 /* Waits up to ns on the doorbell and, with epoll, the device's sockets; the poll's result. */
 static int sv_nic_wait(struct sv_ctx *ctx, bool epoll, uint64_t ns)
 {
 	struct pollfd pfd[2] = { { .fd = ctx->doorbell, .events = POLLIN },
 				 { .fd = ctx->epfd, .events = POLLIN } };
-	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ull),
-			       .tv_nsec = (long)(ns % 1000000000ull) };
+	struct timespec ts = sv_timespec(ns);
 	int n = ppoll(pfd, epoll ? 2 : 1, &ts, NULL);
 
 	if (n > 0 && (pfd[0].revents & POLLIN)) {
@@ -1883,13 +1888,13 @@ static int sv_nic_wait(struct sv_ctx *ctx, bool epoll, uint64_t ns)
 /*
  * SOFTVERBS_NIC_DEFER_US (sv.h): whether the NIC thread steps aside now. While an application
  * thread polled the device's CQ empty (and so ran its round) within the window, the thread
- * waits until the window has passed, at least the configured time; a stop kick ends the wait.
- * Work that nobody else picks up ends it too: socket events still unconsumed after the handoff
- * time (the application stopped polling, as NCCL's proxy thread does between operations), and
- * events the thread took itself (*held) that no round has handled after the handoff time. It
- * still runs a round of its own (the reaping of dead connections is its alone) once
- * SV_NIC_DEFER_OWN_NS passed since its last. Returns true to step aside; false to run a round,
- * *events set when sockets have events to collect first.
+ * waits on the doorbell until it has not for the configured time (a kick ends the wait); then,
+ * until the window has passed, on the sockets too, and collects their events at once (the
+ * application stopped polling, as NCCL's proxy thread does between operations). Events the
+ * thread took itself (held) are left to a polling application for the handoff time, and are
+ * handled at once when nobody polls. It still runs a round of its own (the reaping of dead
+ * connections is its alone) once SV_NIC_DEFER_OWN_NS passed since its last. Returns true to
+ * step aside; false to run a round, *events set when sockets have events to collect first.
  */
 static bool sv_nic_defer(struct sv_ctx *ctx, uint64_t own_ns, bool *events)
 {
@@ -1938,10 +1943,7 @@ static void *sv_nic_main(void *arg)
 		struct sv_tick t;
 
 		if (sv_fault_event_delay_ns && nev > 0) {
-			struct timespec d = {
-				.tv_sec = (time_t)(sv_fault_event_delay_ns / 1000000000ull),
-				.tv_nsec = (long)(sv_fault_event_delay_ns % 1000000000ull)
-			};
+			struct timespec d = sv_timespec(sv_fault_event_delay_ns);
 
 			nanosleep(&d, NULL);
 		}
@@ -1976,8 +1978,7 @@ static void *sv_nic_main(void *arg)
 			nev = epoll_wait(ctx->epfd, ev, 64, 0);
 		} else {
 			uint64_t now = sv_now_ns(), d = t.next > now ? t.next - now : 0;
-			struct timespec ts = { .tv_sec = (time_t)(d / 1000000000ull),
-					       .tv_nsec = (long)(d % 1000000000ull) };
+			struct timespec ts = sv_timespec(d);
 
 			nev = epoll_pwait2(ctx->epfd, ev, 64, &ts, NULL);
 			__atomic_store_n(&ctx->sleeping, 0, __ATOMIC_SEQ_CST);
