@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <math.h>
 #include <mpi.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -140,6 +141,23 @@ static int rb_agree(int rc)
 
 	MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 	return worst;
+}
+
+/*
+ * Threads for the #wrong check's data: the CPUs this process may run on, shared with the other
+ * ranks of the host when it is not bound (mpirun --bind-to none gives each the whole machine).
+ */
+static int rb_check_threads(const struct rb_ctx *c)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+	int n = 1;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		n = CPU_COUNT(&set);
+	if (online > 0 && n >= online && c->local_size > 1)
+		n /= c->local_size;
+	return n < 1 ? 1 : n;
 }
 
 static int rb_rank_checks(struct rb_bench *b)
@@ -761,6 +779,7 @@ int rb_bench_main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &b->ctx.wrank);
 	MPI_Comm_size(MPI_COMM_WORLD, &b->ctx.wsize);
 	rb_local_ranks(&b->ctx);
+	rb_data_set_threads(rb_check_threads(&b->ctx));
 	b->ctx.ndev = args.ngpus;
 	b->ctx.nranks = b->ctx.wsize * args.ngpus;
 

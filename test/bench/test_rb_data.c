@@ -236,6 +236,51 @@ static void test_values_vary(void **state)
 	assert_true(differ_seed > 32);
 }
 
+/* The fill and the expectation cut large ranges into one slice per thread: the bytes must be
+ * those of one thread, for a count that does not divide evenly and for each kind of value. */
+static void test_threads_same_bytes(void **state)
+{
+	static const enum rb_coll colls[] = { RB_COLL_ALL_REDUCE, RB_COLL_ALL_GATHER,
+					      RB_COLL_REDUCE_SCATTER };
+	size_t bytes = ((size_t)3 << 20) * 4 + 28; /* 3 Mi + 7 floats */
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(colls) / sizeof(colls[0]); k++) {
+		struct rb_layout l;
+		unsigned char *one, *many;
+		size_t n;
+
+		rb_coll_layout(colls[k], bytes, 4, 3, &l);
+		n = (l.sendcount > l.recvcount ? l.sendcount : l.recvcount) * 4;
+		one = malloc(n);
+		many = malloc(n);
+		assert_non_null(one);
+		assert_non_null(many);
+		for (int w = 0; w < 2; w++) {
+			memset(one, 0xa5, n);
+			memset(many, 0x5a, n);
+			rb_data_set_threads(1);
+			if (w)
+				assert_int_equal(rb_data_expect(colls[k], RB_FLOAT, RB_OP_SUM, &l,
+								3, 1, 0, 5, one),
+						 1);
+			else
+				rb_data_fill(colls[k], RB_FLOAT, RB_OP_SUM, &l, 3, 1, 0, 5, one);
+			rb_data_set_threads(5);
+			if (w)
+				assert_int_equal(rb_data_expect(colls[k], RB_FLOAT, RB_OP_SUM, &l,
+								3, 1, 0, 5, many),
+						 1);
+			else
+				rb_data_fill(colls[k], RB_FLOAT, RB_OP_SUM, &l, 3, 1, 0, 5, many);
+			assert_memory_equal(one, many, (w ? l.recvcount : l.sendcount) * 4);
+		}
+		free(one);
+		free(many);
+	}
+	rb_data_set_threads(1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -243,6 +288,7 @@ int main(void)
 		cmocka_unit_test(test_reductions_exact),
 		cmocka_unit_test(test_collectives),
 		cmocka_unit_test(test_values_vary),
+		cmocka_unit_test(test_threads_same_bytes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
