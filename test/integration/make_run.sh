@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # `make run` itself (tools/run.sh) without an RDMA NIC, with small sizes: the loader check, the
 # doctor in each softverbs pod, the all-reduce table with #wrong 0 on every row, the sizing
-# line (ranks and modeled rate for this machine's CPUs) and the footer that says what bounds
-# the figures; then bad RUN_* values are refused with exit 2 and a reason before anything
+# line (ranks, modeled rate and latency for this machine's CPUs) and the footer that says what
+# bounds the large and the small sizes; then bad RUN_* values are refused with exit 2 and a reason before anything
 # runs. Needs root (network namespaces) and mpirun, else SKIP.
 # Usage: make_run.sh BUILD_DIR SOURCE_DIR
 set -u
@@ -19,7 +19,8 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
 # every knob but the sizes at its default: the sizing under test is the machine's
-unset RUN_NP RUN_RATE RUN_MINBYTES RUN_JSON RUN_MIN_TIME_MS SOFTVERBS_RATE
+unset RUN_NP RUN_RATE RUN_LATENCY_US RUN_MINBYTES RUN_JSON RUN_MIN_TIME_MS SOFTVERBS_RATE \
+	SOFTVERBS_LATENCY_US SOFTVERBS_NIC_DEFER_US
 BUILD=$B RUN_MAXBYTES=64K RUN_ITERS=2 bash "$S/tools/run.sh" >"$out" 2>&1
 rc=$?
 ncpu=$(getconf _NPROCESSORS_ONLN)
@@ -30,7 +31,7 @@ want=(
 	"== softverbs pod pod0 on n0: railnet-doctor =="
 	"== softverbs pod pod1 on n1: railnet-doctor =="
 	"== mpirun -np $np "
-	"$ncpu CPUs: $np ranks, ports modeled at $rate Gb/s"
+	"$ncpu CPUs: $np ranks, ports modeled at $rate Gb/s (SOFTVERBS_RATE; the spec says 10) and 200 us one way (SOFTVERBS_LATENCY_US; the spec says 2)"
 	"# Out of bounds values : 0 OK"
 	"# Bound  : peak busbw "
 	"of the modeled line rate $(awk -v r=$rate 'BEGIN { printf "%.2f", 2 * r / 8 }') GB/s per rank"
@@ -41,8 +42,13 @@ for l in "${want[@]}"; do
 done
 rows=$(awk '/^ +[0-9]/ && NF >= 13 && $3 == "float" { n++; if ($9 != 0 || $13 != 0) bad++ } END { print n + 0, bad + 0 }' "$out")
 [ "$rows" = "14 0" ] || { echo "FAIL: table rows and rows with #wrong != 0: $rows (want 14 0)"; fail=1; }
-grep -qE '^#          (the modeled line rate bounds|the CPU bounds)' "$out" ||
-	{ echo "FAIL: the footer does not say what bounds the figures"; fail=1; }
+# 64 KiB is still bound by latency at 4 Gb/s and 200 us: the large-size line says so, and the
+# 8 B line splits its time (2 (np - 1) hops of 200 us) and names the bound
+grep -qE '^#          (the largest size is still bound by latency|the CPU \(.*\) bounds the large sizes)' "$out" ||
+	{ echo "FAIL: the footer does not say what bounds the large sizes"; fail=1; }
+hops=$((2 * (np - 1)))
+grep -qE "^#          8 B: [0-9]+ us, $((hops * 200)) us of it the modeled latency \($hops one-way hops of 200 us\); (the modeled latency|the CPU \(.*\)) bounds the small sizes\$" "$out" ||
+	{ echo "FAIL: the footer does not say what bounds the small sizes"; fail=1; }
 if [ "$fail" = 0 ]; then
 	echo "ok: make run (RUN_MAXBYTES=64K): doctor in both pods, 14 rows #wrong 0, sizing and bound lines"
 else
@@ -61,6 +67,8 @@ bad() { # VAR=VALUE reason
 }
 bad RUN_NP=x "run: RUN_NP=x: a positive number of ranks"
 bad RUN_RATE=fast "run: RUN_RATE=fast: Gb/s per port (a positive integer) or spec"
+bad RUN_LATENCY_US=slow "run: RUN_LATENCY_US=slow: microseconds, 0-100000, or spec"
+bad RUN_LATENCY_US=100001 "run: RUN_LATENCY_US=100001: microseconds, 0-100000, or spec"
 bad RUN_MIN_TIME_MS=-1 "run: RUN_MIN_TIME_MS=-1: milliseconds, 0-600000"
 bad RUN_MIN_TIME_MS=600001 "run: RUN_MIN_TIME_MS=600001: milliseconds, 0-600000"
 exit $fail
