@@ -211,8 +211,10 @@ set -e
 [ -n "$spec_rate" ] && [ "$spec_rate" -gt 0 ] 2>/dev/null || exit 0 # no modeled rate to compare
 peak=$(awk '/^ +[0-9]/ && NF >= 13 { if ($8 > p) p = $8 } END { printf "%.2f", p + 0 }' "$table")
 # the smallest row against the modeled latency: a ring all-reduce of np ranks is 2 (np - 1)
-# one-way hops in a row (reduce-scatter, then all-gather), each at least the modeled latency
-small=$(awk '/^ +[0-9]/ && NF >= 13 { print $1, $6; exit }' "$table")
+# one-way hops in a row (reduce-scatter, then all-gather), each at least the modeled latency;
+# the first row with an element per rank (8 B has 2: with 4 ranks, empty segments' steps do not
+# wait for each other, 4 ranks' 8 B took 1075 us against 6 hops of 200)
+small=$(awk -v np="$np" '/^ +[0-9]/ && NF >= 13 && $2 >= np { print $1, $6; exit }' "$table")
 large=$(awk '/^ +[0-9]/ && NF >= 13 { t = $6 } END { print t + 0 }' "$table")
 awk -v p="$peak" -v l="$line_gbs" -v n="$ncpu" -v np="$np" -v lat="${spec_lat:-0}" \
 	-v small="$small" -v large="$large" 'BEGIN {
