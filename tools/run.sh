@@ -210,17 +210,14 @@ set -e
 # what bounds the figures: the largest busbw against the modeled line rate of a rank's device
 [ -n "$spec_rate" ] && [ "$spec_rate" -gt 0 ] 2>/dev/null || exit 0 # no modeled rate to compare
 peak=$(awk '/^ +[0-9]/ && NF >= 13 { if ($8 > p) p = $8 } END { printf "%.2f", p + 0 }' "$table")
-# the smallest row against the modeled latency: a ring all-reduce of np ranks is 2 (np - 1)
-# one-way hops in a row (reduce-scatter, then all-gather), each at least the modeled latency;
-# the first row with an element per rank (8 B has 2: with 4 ranks, empty segments' steps do not
-# wait for each other, 4 ranks' 8 B took 1075 us against 6 hops of 200)
-small=$(awk -v np="$np" '/^ +[0-9]/ && NF >= 13 && $2 >= np { print $1, $6; exit }' "$table")
+# the smallest row against the modeled latency: softverbs completes a send a round trip (2 x
+# the one-way latency) after it leaves, and the all-reduce ends with its last send's completion
+small=$(awk '/^ +[0-9]/ && NF >= 13 { print $1, $6; exit }' "$table")
 large=$(awk '/^ +[0-9]/ && NF >= 13 { t = $6 } END { print t + 0 }' "$table")
 awk -v p="$peak" -v l="$line_gbs" -v n="$ncpu" -v np="$np" -v lat="${spec_lat:-0}" \
 	-v small="$small" -v large="$large" 'BEGIN {
 	cpu = sprintf("the CPU (%d CPUs, %d ranks and their softverbs NIC threads)", n, np)
-	hops = 2 * (np - 1)
-	model = hops * lat
+	model = 2 * lat
 	printf "# Bound  : peak busbw %.2f GB/s = %.0f%% of the modeled line rate %.2f GB/s per rank (2 fused ports)\n", p, 100 * p / l, l
 	if (p >= 0.85 * l)
 		printf "#          the modeled line rate bounds the large sizes\n"
@@ -229,7 +226,7 @@ awk -v p="$peak" -v l="$line_gbs" -v n="$ncpu" -v np="$np" -v lat="${spec_lat:-0
 	else
 		printf "#          %s bounds the large sizes, not the modeled line rate\n", cpu
 	if (split(small, s, " ") == 2 && s[2] > 0) {
-		printf "#          %s B: %.0f us, %.0f us of it the modeled latency (%d one-way hops of %g us); ", s[1], s[2], model, hops, lat
+		printf "#          %s B: %.0f us, %.0f us of it the modeled latency (its last send completes a round trip of 2 x %g us after it leaves); ", s[1], s[2], model, lat
 		if (model >= 0.5 * s[2])
 			printf "the modeled latency bounds the small sizes\n"
 		else

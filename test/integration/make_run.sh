@@ -43,12 +43,11 @@ done
 rows=$(awk '/^ +[0-9]/ && NF >= 13 && $3 == "float" { n++; if ($9 != 0 || $13 != 0) bad++ } END { print n + 0, bad + 0 }' "$out")
 [ "$rows" = "14 0" ] || { echo "FAIL: table rows and rows with #wrong != 0: $rows (want 14 0)"; fail=1; }
 # 64 KiB is still bound by latency at 4 Gb/s and 200 us: the large-size line says so, and the
-# line of the first row with a float per rank (8 B for 2 ranks, 16 B for 4) splits its time
-# (2 (np - 1) hops of 200 us) and names the bound
+# 8 B line splits its time (the last send's completion, a round trip of 2 x 200 us) and names
+# the bound
 grep -qE '^#          (the largest size is still bound by latency|the CPU \(.*\) bounds the large sizes)' "$out" ||
 	{ echo "FAIL: the footer does not say what bounds the large sizes"; fail=1; }
-hops=$((2 * (np - 1)))
-grep -qE "^#          $((4 * np)) B: [0-9]+ us, $((hops * 200)) us of it the modeled latency \($hops one-way hops of 200 us\); (the modeled latency|the CPU \(.*\)) bounds the small sizes\$" "$out" ||
+grep -qE "^#          8 B: [0-9]+ us, 400 us of it the modeled latency \(its last send completes a round trip of 2 x 200 us after it leaves\); (the modeled latency|the CPU \(.*\)) bounds the small sizes\$" "$out" ||
 	{ echo "FAIL: the footer does not say what bounds the small sizes"; fail=1; }
 if [ "$fail" = 0 ]; then
 	echo "ok: make run (RUN_MAXBYTES=64K): doctor in both pods, 14 rows #wrong 0, sizing and bound lines"
