@@ -144,7 +144,8 @@ podlist=$(IFS=,; echo "${pods[*]}")
 ncpu=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
 # Ports modeled at 4 Gb/s on every machine: at the spec's 10 the softverbs copies, not the
 # link, bound the large sizes, and they moved 10-26% between runs even on 16 CPUs (H200 VM,
-# docs/bench.md); at 4 every row from 512 KiB up repeats within 1% on 2 and on 16 CPUs.
+# docs/bench.md); at 4 (before the latency model below) every row from 512 KiB up repeated
+# within 1% on 2 and on 16 CPUs; with it, from 4 MiB up within 7%.
 # Below 8 CPUs 2 ranks, else 4. softverbs' NIC threads no longer step aside while their rank
 # polls (SOFTVERBS_NIC_DEFER_US, docs/softverbs.md; set it to have them): it made the small
 # rows the ranks' work on 2 CPUs, but the modeled latency (below) bounds those rows now, and
@@ -162,10 +163,11 @@ case "$SOFTVERBS_NIC_DEFER_US" in
 fi ;;
 esac
 # The link as a whole scaled down: 4 Gb/s and 200 us are a 400 Gb/s NIC's rate and ~2 us
-# divided by 100, so the sizes bound by latency (up to the rate x latency product, 100 KB per
-# port) are the real NIC's. On 2 CPUs the small rows were the CPU's and moved with
-# the VM's speed, 0 of 14 rows within 10% over three runs; with 200 us every row of three runs
-# was within 10% (2026-12-03, docs/bench.md).
+# divided by 100. softverbs models the latency as a delay of each send's completion (a round
+# trip, 2 x 200 us, after it leaves), not of the data's arrival, so the small rows pay one round
+# trip where a NIC's ring would pay a hop per step. On 2 CPUs the small rows were the CPU's and
+# moved with the VM's speed, 0 of 14 rows within 10% over three runs; with 200 us, 25 of 26
+# rows of four runs were within 10% (2026-12-03, docs/bench.md).
 rate=4 lat=200
 np=${RUN_NP:-$np}
 rate=${RUN_RATE:-$rate}
@@ -213,16 +215,20 @@ peak=$(awk '/^ +[0-9]/ && NF >= 13 { if ($8 > p) p = $8 } END { printf "%.2f", p
 # the smallest row against the modeled latency: softverbs completes a send a round trip (2 x
 # the one-way latency) after it leaves, and the all-reduce ends with its last send's completion
 small=$(awk '/^ +[0-9]/ && NF >= 13 { print $1, $6; exit }' "$table")
-large=$(awk '/^ +[0-9]/ && NF >= 13 { t = $6 } END { print t + 0 }' "$table")
+# the largest row against the model's time for it: its bytes at the line rate (a ring
+# all-reduce moves 2 (np - 1) / np of them per rank) plus the last send's round trip
+large=$(awk '/^ +[0-9]/ && NF >= 13 { b = $1; t = $6 } END { print b + 0, t + 0 }' "$table")
 awk -v p="$peak" -v l="$line_gbs" -v n="$ncpu" -v np="$np" -v lat="${spec_lat:-0}" \
 	-v small="$small" -v large="$large" 'BEGIN {
 	cpu = sprintf("the CPU (%d CPUs, %d ranks and their softverbs NIC threads)", n, np)
 	model = 2 * lat
+	split(large, g, " ")
+	tmodel = g[1] * 2 * (np - 1) / np / (l * 1e3) + model
 	printf "# Bound  : peak busbw %.2f GB/s = %.0f%% of the modeled line rate %.2f GB/s per rank (2 fused ports)\n", p, 100 * p / l, l
 	if (p >= 0.85 * l)
 		printf "#          the modeled line rate bounds the large sizes\n"
-	else if (model >= 0.5 * large)
-		printf "#          the largest size is still bound by latency, not by the line rate\n"
+	else if (g[2] > 0 && tmodel >= 0.7 * g[2])
+		printf "#          the modeled link bounds the largest size: %.0f us, against %.0f us for its bytes at the line rate plus the modeled round trip\n", g[2], tmodel
 	else
 		printf "#          %s bounds the large sizes, not the modeled line rate\n", cpu
 	if (split(small, s, " ") == 2 && s[2] > 0) {

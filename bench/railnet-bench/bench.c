@@ -144,19 +144,26 @@ static int rb_agree(int rc)
 }
 
 /*
- * Threads for the #wrong check's data: the CPUs this process may run on, shared with the other
- * ranks of the host when it is not bound (mpirun --bind-to none gives each the whole machine).
+ * Threads for the #wrong check's data: the CPUs this process may run on, divided among the
+ * processes of the machine (MPI's shared-memory communicator: NCCL_HOSTID, which makes one
+ * machine several hosts for NCCL, does not split it). Never more threads than CPUs when the
+ * ranks share a mask (unbound, or a container's cpuset); fewer when each is bound to its own.
+ * Collective: every rank calls it at the same point.
  */
-static int rb_check_threads(const struct rb_ctx *c)
+static int rb_check_threads(void)
 {
-	long online = sysconf(_SC_NPROCESSORS_ONLN);
 	cpu_set_t set;
-	int n = 1;
+	MPI_Comm shm;
+	int n = 1, local = 1;
 
 	if (sched_getaffinity(0, sizeof(set), &set) == 0)
 		n = CPU_COUNT(&set);
-	if (online > 0 && n >= online && c->local_size > 1)
-		n /= c->local_size;
+	if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shm) ==
+	    MPI_SUCCESS) {
+		MPI_Comm_size(shm, &local);
+		MPI_Comm_free(&shm);
+	}
+	n /= local > 0 ? local : 1;
 	return n < 1 ? 1 : n;
 }
 
@@ -779,7 +786,7 @@ int rb_bench_main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &b->ctx.wrank);
 	MPI_Comm_size(MPI_COMM_WORLD, &b->ctx.wsize);
 	rb_local_ranks(&b->ctx);
-	rb_data_set_threads(rb_check_threads(&b->ctx));
+	rb_data_set_threads(rb_check_threads());
 	b->ctx.ndev = args.ngpus;
 	b->ctx.nranks = b->ctx.wsize * args.ngpus;
 

@@ -287,10 +287,11 @@ static uint64_t rb_copy_value(enum rb_type t, uint64_t seed, size_t g, int rank)
 }
 
 /*
- * Filling and expecting cost 20-30 ns per element (a few hash rounds each): 40 s of a 1 GiB
- * float all-reduce's run with -c 1 on one thread (H200 VM, 2026-12-03). Above RB_DATA_PAR_MIN
- * elements the range is cut into one slice per thread (rb_data_set_threads); every element's
- * value depends on its index only, so the bytes are the same for any thread count.
+ * Filling and expecting cost 20-55 ns per element (a few hash rounds each): 40 s of a 1 GiB
+ * float all-reduce's run with -c 1 on one thread (H200 VM, 2026-12-03). A range is cut into
+ * slices of at least RB_DATA_PAR_MIN elements, one per thread up to rb_data_set_threads (so
+ * from 2 Mi elements up); every element's value depends on its index only, so the bytes are
+ * the same for any thread count.
  */
 #define RB_DATA_PAR_MIN ((size_t)1 << 20)
 #define RB_DATA_THREADS_MAX 64

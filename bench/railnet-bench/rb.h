@@ -210,7 +210,7 @@ void rb_data_fill(enum rb_coll c, enum rb_type t, enum rb_op op, const struct rb
  * (reduce on a non-root rank), 1 otherwise. */
 int rb_data_expect(enum rb_coll c, enum rb_type t, enum rb_op op, const struct rb_layout *l,
 		   int nranks, int rank, int root, uint64_t seed, void *expect);
-/* Threads (this one included, 1-64) that fill and expect use from 1 Mi elements up. */
+/* Threads (this one included, 1-64) that fill and expect use: one per slice of >= 1 Mi elements. */
 void rb_data_set_threads(int n);
 /* Number of elements of got that differ from expect (bitwise; a tolerance for float avg). */
 size_t rb_data_compare(enum rb_type t, enum rb_op op, int nranks, const void *got,
