@@ -373,8 +373,11 @@ static void rb_data_fill_range(const struct rb_data_job *job, size_t lo, size_t 
 	}
 }
 
-void rb_data_fill(enum rb_coll c, enum rb_type t, enum rb_op op, const struct rb_layout *l,
-		  int nranks, int rank, int root, uint64_t seed, void *send)
+/* Build the job of one fill or expect over [0, n) of buf and run it. */
+static void rb_data_job_run(enum rb_coll c, enum rb_type t, enum rb_op op,
+			    const struct rb_layout *l, int nranks, int rank, int root,
+			    uint64_t seed, void *buf, size_t n,
+			    void (*range)(const struct rb_data_job *, size_t, size_t))
 {
 	struct rb_data_job job = { .c = c,
 				   .t = t,
@@ -384,10 +387,17 @@ void rb_data_fill(enum rb_coll c, enum rb_type t, enum rb_op op, const struct rb
 				   .rank = rank,
 				   .root = root,
 				   .seed = seed,
-				   .buf = send,
-				   .range = rb_data_fill_range };
+				   .buf = buf,
+				   .range = range };
 
-	rb_data_run(&job, l->sendcount);
+	rb_data_run(&job, n);
+}
+
+void rb_data_fill(enum rb_coll c, enum rb_type t, enum rb_op op, const struct rb_layout *l,
+		  int nranks, int rank, int root, uint64_t seed, void *send)
+{
+	rb_data_job_run(c, t, op, l, nranks, rank, root, seed, send, l->sendcount,
+			rb_data_fill_range);
 }
 
 static void rb_data_expect_range(const struct rb_data_job *job, size_t lo, size_t hi)
@@ -430,20 +440,10 @@ static void rb_data_expect_range(const struct rb_data_job *job, size_t lo, size_
 int rb_data_expect(enum rb_coll c, enum rb_type t, enum rb_op op, const struct rb_layout *l,
 		   int nranks, int rank, int root, uint64_t seed, void *expect)
 {
-	struct rb_data_job job = { .c = c,
-				   .t = t,
-				   .op = op,
-				   .l = l,
-				   .nranks = nranks,
-				   .rank = rank,
-				   .root = root,
-				   .seed = seed,
-				   .buf = expect,
-				   .range = rb_data_expect_range };
-
 	if (c == RB_COLL_REDUCE && rank != root)
 		return 0;
-	rb_data_run(&job, l->recvcount);
+	rb_data_job_run(c, t, op, l, nranks, rank, root, seed, expect, l->recvcount,
+			rb_data_expect_range);
 	return 1;
 }
 

@@ -236,6 +236,18 @@ static void test_values_vary(void **state)
 	assert_true(differ_seed > 32);
 }
 
+/* Fill (w = 0) or write the expectation (w = 1) of coll's all-reduce-like data on thr
+ * threads into buf. */
+static void fill_or_expect(int w, enum rb_coll coll, const struct rb_layout *l, int thr,
+			   unsigned char *buf)
+{
+	rb_data_set_threads(thr);
+	if (w)
+		assert_int_equal(rb_data_expect(coll, RB_FLOAT, RB_OP_SUM, l, 3, 1, 0, 5, buf), 1);
+	else
+		rb_data_fill(coll, RB_FLOAT, RB_OP_SUM, l, 3, 1, 0, 5, buf);
+}
+
 /* The fill and the expectation cut large ranges into one slice per thread: the bytes must be
  * those of one thread, for a count that does not divide evenly and for each kind of value. */
 static void test_threads_same_bytes(void **state)
@@ -259,20 +271,8 @@ static void test_threads_same_bytes(void **state)
 		for (int w = 0; w < 2; w++) {
 			memset(one, 0xa5, n);
 			memset(many, 0x5a, n);
-			rb_data_set_threads(1);
-			if (w)
-				assert_int_equal(rb_data_expect(colls[k], RB_FLOAT, RB_OP_SUM, &l,
-								3, 1, 0, 5, one),
-						 1);
-			else
-				rb_data_fill(colls[k], RB_FLOAT, RB_OP_SUM, &l, 3, 1, 0, 5, one);
-			rb_data_set_threads(5);
-			if (w)
-				assert_int_equal(rb_data_expect(colls[k], RB_FLOAT, RB_OP_SUM, &l,
-								3, 1, 0, 5, many),
-						 1);
-			else
-				rb_data_fill(colls[k], RB_FLOAT, RB_OP_SUM, &l, 3, 1, 0, 5, many);
+			fill_or_expect(w, colls[k], &l, 1, one);
+			fill_or_expect(w, colls[k], &l, 5, many);
 			assert_memory_equal(one, many, (w ? l.recvcount : l.sendcount) * 4);
 		}
 		free(one);
