@@ -1522,10 +1522,17 @@ int rn_xfer_isend(struct rn_xcomm *c, void *data, size_t size, int tag, struct r
 		uint32_t nreqs;
 
 		if (g->active || __atomic_load_n(&e0->idx, __ATOMIC_ACQUIRE) != want) {
-			/* not now: the slot's previous message is still being sent, or the
-			 * receiver has not posted; meanwhile, completions (and failovers) */
+			/*
+			 * Not now: the slot's previous message is still being sent, or the
+			 * receiver has not posted; meanwhile, completions (and failovers). The
+			 * round that polling runs may land the clear-to-send or the slot's last
+			 * completion: look once more rather than cost the caller a pass of its
+			 * progress loop (an 8 B all-reduce's first step waits for exactly this).
+			 */
 			c->starved = true;
-			return rn_progress(c);
+			rc = rn_progress(c);
+			if (rc || g->active || __atomic_load_n(&e0->idx, __ATOMIC_ACQUIRE) != want)
+				return rc;
 		}
 		nreqs = e0->nreqs;
 		if (nreqs < 1 || nreqs > RN_XFER_MAX_RECVS)
