@@ -404,9 +404,10 @@ static void defer_body(int side, int fd, void *arg)
 	fflush(stdout);
 	CHECK(n > 100);
 	CHECK(main1 - main0 > 0);
-	/* stepping aside: the NIC threads' share stays under a quarter of the main thread's */
+	/* stepping aside: the NIC threads' share stays under half the main thread's (about 12%
+	 * on 2 CPUs, 35-42% under ASan; about 80% without the deferral, nic_defer.off) */
 	if (getenv("SOFTVERBS_NIC_DEFER_US") && atoi(getenv("SOFTVERBS_NIC_DEFER_US")) > 0)
-		CHECK((nic1 - nic0) * 4 < main1 - main0);
+		CHECK((nic1 - nic0) * 2 < main1 - main0);
 	sv_barrier(fd);
 	sv_ep_close(&ep);
 }
