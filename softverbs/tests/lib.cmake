@@ -66,11 +66,6 @@ latency;rate;rate_serial;bad_rules;rate_off;reap;reap_pidns")
 # are named; and the data, stress and timer cases again with the NIC thread stepping aside
 sv_add_tests(test_sv_faults test_sv_faults.c "nic_defer" ENV "SOFTVERBS_NIC_DEFER_US=200")
 sv_add_tests(test_sv_faults test_sv_faults.c "nic_defer" SUFFIX .off)
-# Alone: they compare CPU shares, and another test on a 2-CPU machine preempts the polling
-# threads, whose events the NIC threads then take as designed (CI, under ASan with -j 2: 35%
-# instead of 12%, over the quarter the case allows).
-set_tests_properties(softverbs.test_sv_faults.nic_defer softverbs.test_sv_faults.nic_defer.off
-	PROPERTIES RUN_SERIAL TRUE)
 sv_add_tests(test_sv_faults test_sv_faults.c "defer_idle" ENV "SOFTVERBS_NIC_DEFER_US=100000")
 foreach(v abc -1 100001 2ms)
 	string(MAKE_C_IDENTIFIER "${v}" sv_v)
