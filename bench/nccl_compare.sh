@@ -4,18 +4,19 @@
 # with GPUs, as root, never in CI (a benchmark: numbers, never pass/fail).
 #
 # All-reduce (float sum, railnet-bench --nccl, nccl-tests' table), both ranks in pod0 of SPEC,
-# P2P and SHM off so every byte crosses the network transport. The two ranks are two hosts
-# (NCCL_HOSTID per rank) on the machine's GPU 0 under CUDA MPS, as SPEC binds that GPU; a
-# variant with one GPU per rank needs a spec binding two GPUs and is not written yet (no
-# two-GPU machine was lent to try it). Modes, each on
-# its defaults: railnet (NCCL_NET=railnet; variants below), NCCL's IB transport on the same
+# P2P and SHM off so every byte crosses the network transport. GPUS=1 (default): the two ranks
+# are two hosts (NCCL_HOSTID per rank) on the machine's GPU 0 under CUDA MPS, as SPEC binds that
+# GPU. GPUS=2: one rank per GPU (GPUs 0 and 1, test/gpu/two-cuda.spec, no MPS), two hosts for
+# the network modes and one host for mode shm (NCCL's SHM transport, which NCCL cannot use for
+# two ranks on one GPU; refused with GPUS=1). Modes, each on its defaults: railnet (NCCL_NET=railnet; variants below), NCCL's IB transport on the same
 # softverbs devices (NCCL_NET=IB), NCCL's Socket transport (NCCL_NET=Socket). For every size,
 # every repetition runs every mode, one after the other (interleaved, so a noisy machine hurts
 # them alike); a run is one mpirun at one size.
 #
-# A run counts only if its log shows the transport of its mode on every channel (`via NET/<x>`)
-# and nothing else: a mode whose transport NCCL replaced (NCCL_NET=IB falling back to Socket, a
-# plugin not loaded) stops the benchmark with the reason, and no table is printed.
+# A run counts only if its log shows the transport of its mode on every channel (`via NET/<x>`,
+# `via SHM` for shm) and nothing else: a mode whose transport NCCL replaced (NCCL_NET=IB
+# falling back to Socket, a plugin not loaded) stops the benchmark with the reason, and no
+# table is printed.
 #
 # Prints per size and mode the median time (us) and busbw (GB/s) of the out-of-place column,
 # with min-max, and the ratios railnet/IB (busbw, time) and railnet/Socket (busbw, time); then
@@ -30,7 +31,9 @@
 #   railnet-split (=1: each message split over the ports); any mode with +VAR=VALUE appended
 #   runs with those settings too (railnet+NCCL_MIN_NCHANNELS=4); host-staged modes railnet-host,
 #   railnet-host-split and ib-host (NCCL_NET_GDR_LEVEL=LOC: NCCL keeps its network buffers in
-#   host memory and copies between them and the GPU itself; their channels must not show GDRDMA)
+#   host memory and copies between them and the GPU itself; their channels must not show GDRDMA);
+#   shm (GPUS=2 only): NCCL's SHM transport between the two GPUs' ranks as one host
+#   GPUS=1|2 (above; SPEC's default follows it)
 #   BUDGET_S=<seconds>: start no run after that long and print the table of the runs done, with
 #   a note (a GPU machine lent by the minute; a killed script would leave its ranks running)
 #   Each run prints "# run REP MODE SIZE: TIME BUSBW" on stderr as it ends.
@@ -38,7 +41,11 @@
 set -uo pipefail
 BUILD=$(cd "${1:-out/gpu}" && pwd)
 OUT=${2:-${OUT:-/tmp/railnet-compare}}
-SPEC=${SPEC:-test/gpu/small-cuda.spec}
+GPUS=${GPUS:-1}
+case $GPUS in 1) SPEC=${SPEC:-test/gpu/small-cuda.spec} ;; 2) SPEC=${SPEC:-test/gpu/two-cuda.spec} ;;
+*) echo "nccl_compare: GPUS=$GPUS: want 1 (two ranks on GPU 0 under MPS) or 2 (a rank per GPU)" >&2
+	exit 2 ;;
+esac
 SIZES=${SIZES:-8 64K 1M 16M 64M 256M 1G}
 REPS=${REPS:-5}
 MODES=${MODES:-railnet ib socket}
@@ -50,7 +57,11 @@ skip() { echo "nccl_compare: $*; skipped" >&2; exit 77; }
 die() { echo "nccl_compare: $*" >&2; exit 1; }
 for m in $MODES; do
 	case ${m%%+*} in railnet | railnet-none | railnet-rr | railnet-split | railnet-host | railnet-host-split | ib | ib-host | socket) ;;
-	*) echo "nccl_compare: mode '$m': want railnet, railnet-none, railnet-rr, railnet-split, railnet-host, railnet-host-split, ib, ib-host or socket, each with optional +VAR=VALUE settings" >&2
+	shm) [ "$GPUS" = 2 ] || {
+		echo "nccl_compare: mode '$m': NCCL's SHM transport joins two ranks of one host, and NCCL refuses two ranks of one host on one GPU; run it with GPUS=2 (a GPU per rank)" >&2
+		exit 2
+	} ;;
+	*) echo "nccl_compare: mode '$m': want railnet, railnet-none, railnet-rr, railnet-split, railnet-host, railnet-host-split, ib, ib-host, socket or shm (GPUS=2), each with optional +VAR=VALUE settings" >&2
 		exit 2 ;;
 	esac
 	extra=${m#"${m%%+*}"}
@@ -69,12 +80,22 @@ command -v mpirun >/dev/null || skip "needs mpirun"
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 [ "$ngpu" -ge 1 ] || skip "no GPU"
 mps=
-# both ranks are hosts of their own (NCCL_HOSTID) sharing GPU 0 under MPS
-# shellcheck disable=SC2016  # expanded by each rank's shell
-hostid=(sh -c 'NCCL_HOSTID=cmp-host$OMPI_COMM_WORLD_RANK CUDA_VISIBLE_DEVICES=0 exec "$@"' sh)
-command -v nvidia-cuda-mps-control >/dev/null || skip "no nvidia-cuda-mps-control (CUDA MPS)"
-if nvidia-cuda-mps-control -d 2>/dev/null; then mps=started; fi
-gpus="GPU 0 of $ngpu, 2 ranks as 2 hosts under MPS"
+if [ "$GPUS" = 1 ]; then
+	# both ranks are hosts of their own (NCCL_HOSTID) sharing GPU 0 under MPS
+	# shellcheck disable=SC2016  # expanded by each rank's shell
+	hostid=(sh -c 'NCCL_HOSTID=cmp-host$OMPI_COMM_WORLD_RANK CUDA_VISIBLE_DEVICES=0 exec "$@"' sh)
+	command -v nvidia-cuda-mps-control >/dev/null || skip "no nvidia-cuda-mps-control (CUDA MPS)"
+	if nvidia-cuda-mps-control -d 2>/dev/null; then mps=started; fi
+	gpus="GPU 0 of $ngpu, 2 ranks as 2 hosts under MPS"
+else
+	[ "$ngpu" -ge 2 ] || skip "GPUS=2 needs two GPUs; this machine has $ngpu"
+	# rank N on GPU N: as two hosts each rank is its host's first, so NCCL_TESTS_DEVICE says
+	# which GPU (railnet-bench reads it as nccl-tests does); mode shm runs them as one host,
+	# where the local rank picks the GPU
+	# shellcheck disable=SC2016  # expanded by each rank's shell
+	hostid=(sh -c 'NCCL_HOSTID=cmp-host$OMPI_COMM_WORLD_RANK NCCL_TESTS_DEVICE=$OMPI_COMM_WORLD_RANK exec "$@"' sh)
+	gpus="GPUs 0 and 1 of $ngpu, a rank per GPU, 2 hosts (one host for shm)"
+fi
 "$BUILD/bin/softverbs-fabric" down "$fab" >/dev/null 2>&1
 rm -rf "$fab"
 "$BUILD/bin/softverbs-fabric" build "$SPEC" "$fab" >/dev/null || exit 1
@@ -110,15 +131,17 @@ mode_base_env() {
 	ib) echo "NCCL_NET_PLUGIN=none NCCL_NET=IB" ;;
 	ib-host) echo "NCCL_NET_PLUGIN=none NCCL_NET=IB NCCL_NET_GDR_LEVEL=LOC" ;;
 	socket) echo "NCCL_NET_PLUGIN=none NCCL_NET=Socket NCCL_SOCKET_IFNAME=net1" ;;
+	shm) echo "NCCL_NET_PLUGIN=none NCCL_SHM_DISABLE=0" ;;
 	esac
 }
 mode_tag() {
-	case $1 in railnet*) echo railnet ;; ib*) echo IB ;; socket) echo Socket ;; esac
+	case $1 in railnet*) echo NET/railnet ;; ib*) echo NET/IB ;; socket) echo NET/Socket ;; shm*) echo SHM ;; esac
 }
 
 # one run: mode, size, rep
 run() {
-	local mode=$1 s=$2 r=$3 log="$OUT/run.${1//\//_}.$2.$3.txt" tag bad kv xs=()
+	local mode=$1 s=$2 r=$3 log="$OUT/run.${1//\//_}.$2.$3.txt" tag bad kv xs=() wrap=("${hostid[@]}")
+	[ "${mode%%+*}" = shm ] && wrap=() # one host: NCCL's SHM transport between the ranks
 	for kv in $(mode_env "$mode"); do xs+=(-x "${kv%%=*}"); done
 	# shellcheck disable=SC2046  # mode_env is a list of assignments
 	"$BUILD/bin/softverbs-fabric" exec "$fab" node0 pod0 -- env \
@@ -130,17 +153,17 @@ run() {
 		timeout 600 mpirun --allow-run-as-root --bind-to none -np 2 \
 		-x LD_LIBRARY_PATH -x RAILNET_IBVERBS_LIB -x SOFTVERBS_RATE -x NCCL_P2P_DISABLE \
 		-x NCCL_SHM_DISABLE -x NCCL_NVLS_ENABLE -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS \
-		-x SOFTVERBS_GDR_STAGE "${xs[@]}" "${hostid[@]}" \
+		-x SOFTVERBS_GDR_STAGE "${xs[@]}" "${wrap[@]}" \
 		"$BUILD/bin/railnet-bench" --nccl -g 1 -b "$s" -e "$s" -n "$(iters_for "$s")" -w 3 \
 		-c 1 >"$log" 2>&1 || die "$mode at $s (run $r) failed: $(grep -m1 -E 'WARN|rror' "$log")"
 	tag=$(mode_tag "$mode")
-	grep -qE "via NET/$tag(/|$| )" "$log" || die "$mode at $s (run $r): no channel via NET/$tag; NCCL used: $(grep -oE 'via [A-Za-z]+(/[A-Za-z]+)?' "$log" | sort -u | tr '\n' ' ')"
-	bad=$(grep -E 'Channel .* via ' "$log" | grep -cvE "via NET/$tag(/|$| )")
+	grep -qE "via $tag(/|$| )" "$log" || die "$mode at $s (run $r): no channel via $tag; NCCL used: $(grep -oE 'via [A-Za-z]+(/[A-Za-z]+)?' "$log" | sort -u | tr '\n' ' ')"
+	bad=$(grep -E 'Channel .* via ' "$log" | grep -cvE "via $tag(/|$| )")
 	case ${mode%%+*} in *-host | *-host-*)
 		! grep -qE 'Channel .* via .*GDRDMA' "$log" ||
 			die "$mode at $s (run $r): a channel used GPUDirect RDMA; NCCL_NET_GDR_LEVEL=LOC did not apply" ;;
 	esac
-	[ "$bad" = 0 ] || die "$mode at $s (run $r): $bad channel(s) not via NET/$tag: $(grep -E 'Channel .* via ' "$log" | grep -vE "via NET/$tag" | head -1)"
+	[ "$bad" = 0 ] || die "$mode at $s (run $r): $bad channel(s) not via $tag: $(grep -E 'Channel .* via ' "$log" | grep -vE "via $tag" | head -1)"
 	awk -v m="$mode" -v r="$r" '/^ *[0-9]+ +[0-9]+ /{ if ($9 != "0") { print "WRONG"; exit } print m "\t" $1 "\t" r "\t" $6 "\t" $8 }' "$log" >>"$OUT/runs.tsv"
 	grep -q WRONG "$OUT/runs.tsv" && die "$mode at $s (run $r): #wrong is not 0"
 	echo "# run $r $mode $s: $(tail -1 "$OUT/runs.tsv" | cut -f4,5 | tr '\t' ' ') (us, GB/s)" >&2

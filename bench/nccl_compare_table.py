@@ -7,7 +7,7 @@ Usage: nccl_compare_table.py RUNS.TSV "MODES"
 RUNS.TSV holds one line per size of each run: mode, size in bytes, repetition, time in us,
 busbw in GB/s, tab-separated (what nccl_compare.sh collects). Prints per size and mode the
 median time and busbw with min-max and the number of runs, the ratios railnet/IB and
-railnet/Socket (and railnet-host/ib-host when both ran), then one line per goal that this
+railnet/Socket (and railnet-host/ib-host, railnet-host/shm when both ran), then one line per goal that this
 run's medians can judge: met, not met (with the sizes that miss), or not measured (and why).
 Exit 0; 1 with a message naming the line when RUNS.TSV is malformed.
 """
@@ -72,8 +72,10 @@ def main():
     for m in modes:
         head += f" | {m + ' us':>26} {m + ' GB/s':>26}"
     host = "railnet-host" in modes and "ib-host" in modes
+    shm = "railnet-host" in modes and "shm" in modes
     print(head + " | bw r/IB | t r/IB | bw r/Sock | t r/Sock"
-          + (" | bw rh/IBh | t rh/IBh" if host else ""))
+          + (" | bw rh/IBh | t rh/IBh" if host else "")
+          + (" | bw rh/SHM | t rh/SHM" if shm else ""))
     for s in sizes:
         line = f"{s:>11}"
         for m in modes:
@@ -89,14 +91,19 @@ def main():
         if host:
             line += (f" | {fmt(ratio('railnet-host', 'ib-host', s, 1), 9)}"
                      f" | {fmt(ratio('railnet-host', 'ib-host', s, 0), 8)}")
+        if shm:
+            line += (f" | {fmt(ratio('railnet-host', 'shm', s, 1), 9)}"
+                     f" | {fmt(ratio('railnet-host', 'shm', s, 0), 8)}")
         print(line)
 
-    def judge(name, other, k, lo, hi, want, better):
+    def judge(name, other, k, lo, hi, want, better, mine="railnet"):
         """Goal over the sizes in [lo, hi] where both modes ran: every ratio passes `want`."""
-        got = [(s, ratio("railnet", other, s, k)) for s in sizes if lo <= s <= hi]
+        got = [(s, ratio(mine, other, s, k)) for s in sizes if lo <= s <= hi]
         got = [(s, r) for s, r in got if r is not None]
         if not got:
-            why = f"no {other} mode" if other not in modes else "no size in range ran both modes"
+            why = (f"no {other} mode" if other not in modes
+                   else f"no {mine} mode" if mine not in modes
+                   else "no size in range ran both modes")
             return f"# goal {name}: not measured ({why})"
         miss = [f"{size_name(s)} {r:.3f}" for s, r in got if not better(r, want)]
         where = ", ".join(size_name(s) for s, _ in got)
@@ -117,6 +124,8 @@ def main():
     print(judge("8 B time railnet/IB <= 0.85", "ib", 0, 8, 8, 0.85, le))
     print(judge("busbw railnet/Socket >= 3 from 64 MiB", "socket", 1, 64 * MIB, 1 << 62, 3.0, ge))
     print(judge("8 B time railnet/Socket <= 1", "socket", 0, 8, 8, 1.0, le))
+    print(judge("busbw railnet-host/SHM >= 0.5 at 512 MiB", "shm", 1, 512 * MIB, 512 * MIB, 0.5,
+                ge, mine="railnet-host"))
 
 
 if __name__ == "__main__":

@@ -17,8 +17,10 @@ endif()
 rn_add_test(NAME test_fabric_netns SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_fabric_netns.c
 	LIBS svfabric LABELS softverbs TIMEOUT 120)
 add_dependencies(test_fabric_netns softverbs-fabric)
-# every fixture compiles with the command-line tool too
-file(GLOB SV_FABRIC_SPECS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/test/fixtures/*.spec)
+# every fixture compiles with the command-line tool too, and so do the GPU scripts' specs
+# (test/gpu: `check` parses cuda= without binding it, so they need no GPU here)
+file(GLOB SV_FABRIC_SPECS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/test/fixtures/*.spec
+	${CMAKE_SOURCE_DIR}/test/gpu/*.spec)
 foreach(spec ${SV_FABRIC_SPECS})
 	get_filename_component(base ${spec} NAME_WE)
 	add_test(NAME fabric_check_${base} COMMAND softverbs-fabric check ${spec})

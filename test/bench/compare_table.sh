@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # bench/nccl_compare_table.py, the table and goal verdicts of bench/nccl_compare.sh, on runs
 # made up here (the benchmark itself needs a GPU): medians with min-max and run counts, the
-# ratios, each of issue 14's goals met / not met with the sizes that miss / not measured, and
-# a malformed or missing runs file refused with the line named.
+# ratios (railnet-host/SHM too), each of issue 14's goals met / not met with the sizes that
+# miss / not measured, and a malformed or missing runs file refused with the line named.
 # Usage: compare_table.sh [anything] (the script needs no binary)
 set -u
 src=${RN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -61,6 +61,30 @@ row railnet 1048576 1 1 1 >"$tmp/one.tsv"
 row ib 8 1 1 0 >>"$tmp/one.tsv"
 python3 "$tab" "$tmp/one.tsv" "railnet ib" >"$tmp/out" 2>&1 || fail "exit $? on the third runs"
 want "# goal 8 B time railnet/IB <= 0.85: not measured (no size in range ran both modes)"
+
+# the two-GPU goal: host-staged railnet against NCCL's SHM transport at 512 MiB only
+{
+	for r in 1 2 3; do
+		row railnet-host 536870912 "$r" 200000 "$(echo "2.60 2.70 2.90" | cut -d" " -f"$r")"
+		row shm 536870912 "$r" 100000 5.00
+		row railnet-host 1048576 "$r" 900 0.50
+		row shm 1048576 "$r" 100 5.00
+	done
+} >"$tmp/shm.tsv"
+python3 "$tab" "$tmp/shm.tsv" "railnet-host shm" >"$tmp/out" 2>&1 || fail "exit $? on the SHM runs"
+want "bw rh/SHM | t rh/SHM"
+grep -E '^ +536870912 \|' "$tmp/out" | grep -qE '\| +0\.540 \| +2\.000$' ||
+	fail "512 MiB row: want railnet-host/SHM 0.540 (busbw) and 2.000 (time)"
+want "# goal busbw railnet-host/SHM >= 0.5 at 512 MiB: met (closest 512 MiB 0.540; sizes judged: 512 MiB)"
+sed 's/\t2\.[0-9]0$/\t2.40/' "$tmp/shm.tsv" >"$tmp/shm2.tsv"
+python3 "$tab" "$tmp/shm2.tsv" "railnet-host shm" >"$tmp/out" 2>&1 || fail "exit $? on the second SHM runs"
+want "# goal busbw railnet-host/SHM >= 0.5 at 512 MiB: not met (512 MiB 0.480; sizes judged: 512 MiB)"
+python3 "$tab" "$tmp/runs.tsv" "railnet ib socket" >"$tmp/out" 2>&1 || fail "exit $? without SHM"
+want "# goal busbw railnet-host/SHM >= 0.5 at 512 MiB: not measured (no shm mode)"
+grep -q 'rh/SHM' "$tmp/out" && fail "railnet-host/SHM columns without both modes"
+grep -v railnet-host "$tmp/shm.tsv" >"$tmp/shm3.tsv"
+python3 "$tab" "$tmp/shm3.tsv" "railnet shm" >"$tmp/out" 2>&1 || fail "exit $? on SHM alone"
+want "# goal busbw railnet-host/SHM >= 0.5 at 512 MiB: not measured (no railnet-host mode)"
 
 # bad input: the line named, exit 1, no table
 for bad in "railnet	8	1	x	0" "railnet	8	1	5" "railnet	-8	1	5	0" "railnet	8	1	nan	0" "	8	1	5	0"; do
