@@ -2001,6 +2001,13 @@ int sv_nic_start(struct sv_ctx *ctx)
 	if (err)
 		return -err;
 	ctx->thread_started = true;
+	{
+		/* "sv:<device>" in top -H, ps -L and perf, up to the kernel's 15 characters */
+		char name[16];
+
+		sv_fmt(name, sizeof(name), "sv:%s", ctx->dev->dev.name);
+		pthread_setname_np(ctx->thread, name); /* a name is only a label: errors ignored */
+	}
 	return 0;
 }
 

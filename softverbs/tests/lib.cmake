@@ -46,7 +46,7 @@ sv_add_tests(test_sv_data test_sv_data.c "write_large;write_imm;read;send;wr_api
 sv_add_tests(test_sv_data test_sv_data.c "write;read;send" SUFFIX .tcp_vm
 	ENV "SOFTVERBS_TCP=127.0.0.1")
 
-set(SV_VERBS_CASES symbols layout query mr cq qp_states unsupported strings views)
+set(SV_VERBS_CASES symbols layout query mr cq qp_states unsupported strings views nic_thread)
 if(NOT SANITIZER)
 	list(APPEND SV_VERBS_CASES perftest_loads)
 endif()

@@ -7,6 +7,7 @@
  */
 #include "sv_test.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -151,6 +152,51 @@ static void t_layout(void)
 	CHECK(c->num_comp_vectors >= 1);
 	ibv_free_device_list(l);
 	CHECK_EQ(ibv_close_device(c), 0);
+}
+
+/* How many threads of this process are named name (/proc/self/task/<tid>/comm). */
+static int threads_named(const char *name)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	CHECK(d);
+	while ((e = readdir(d))) {
+		char path[300], comm[32] = { 0 };
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue; /* the thread ended meanwhile */
+		if (fgets(comm, sizeof(comm), f)) {
+			comm[strcspn(comm, "\n")] = 0;
+			n += !strcmp(comm, name);
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+/* Each open device has one NIC thread, named "sv:<device>"; closing the device ends it. */
+static void t_nic_thread(void)
+{
+	struct ibv_context *a, *b;
+
+	CHECK_EQ(threads_named("sv:svdev0"), 0);
+	a = open_dev("svdev0");
+	b = open_dev("svdev1");
+	CHECK_EQ(threads_named("sv:svdev0"), 1);
+	CHECK_EQ(threads_named("sv:svdev1"), 1);
+	CHECK_EQ(ibv_close_device(a), 0);
+	CHECK_EQ(threads_named("sv:svdev0"), 0);
+	CHECK_EQ(threads_named("sv:svdev1"), 1);
+	CHECK_EQ(ibv_close_device(b), 0);
+	CHECK_EQ(threads_named("sv:svdev1"), 0);
 }
 
 /* ---- queries ---------------------------------------------------------------------------------- */
@@ -568,6 +614,7 @@ static const struct sv_case cases[] = {
 	{ "unsupported", t_unsupported },
 	{ "strings", t_strings },
 	{ "views", t_views },
+	{ "nic_thread", t_nic_thread },
 	{ NULL, NULL },
 };
 
