@@ -34,7 +34,7 @@ foreach(t net_mock net_softverbs)
 		LABELS bench ENVIRONMENT "${RN_TEST_ENV}")
 endforeach()
 
-foreach(t cli nogpu mpi plot compare_table)
+foreach(t cli nogpu mpi plot compare_table thread_cpu)
 	add_test(NAME bench_${t}
 		COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/${t}.sh $<TARGET_FILE:railnet-bench>)
 	set_tests_properties(bench_${t} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120
