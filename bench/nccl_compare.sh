@@ -135,7 +135,7 @@ mode_base_env() {
 	esac
 }
 mode_tag() {
-	case $1 in railnet*) echo NET/railnet ;; ib*) echo NET/IB ;; socket) echo NET/Socket ;; shm*) echo SHM ;; esac
+	case $1 in railnet*) echo NET/railnet ;; ib*) echo NET/IB ;; socket*) echo NET/Socket ;; shm*) echo SHM ;; esac
 }
 
 # one run: mode, size, rep

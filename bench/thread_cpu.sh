@@ -3,15 +3,21 @@
 # CPU time per thread of the running processes named NAME, over SECONDS: what each thread
 # (NCCL's proxy and service threads, softverbs' NIC threads sv:<device>, the application's)
 # spent, in % of one CPU, from /proc/<pid>/task/<tid>/stat (utime + stime) read at the start and
-# the end of the window. A thread that starts or ends in the window counts from, or to, its
-# reading. One line per thread, busiest first: PID, thread name, %CPU; then the total per
-# process. Linux only; no root needed for one's own processes.
-# Usage: bench/thread_cpu.sh NAME [SECONDS]   (default 3)
-# Exit: 0; 1 no process named NAME; 2 usage.
+# the end of the window. A thread that starts in the window counts all its time; one that ends
+# in it is left out (its time cannot be read any more), so a process's total may be short. One
+# line per thread, busiest first: PID, thread name, %CPU; then the total per process. Linux
+# only; no root needed for one's own processes.
+# Usage: bench/thread_cpu.sh NAME [SECONDS]   (default 3; NAME: the process name, which the
+# kernel keeps to 15 characters)
+# Exit: 0; 1 no process named NAME, or they all ended in the window; 2 usage.
 set -uo pipefail
 name=${1:-}
 secs=${2:-3}
 [ -n "$name" ] || { echo "usage: thread_cpu.sh NAME [SECONDS]" >&2; exit 2; }
+[ ${#name} -le 15 ] || {
+	echo "thread_cpu: NAME '$name' has ${#name} characters; a process name has at most 15 (the kernel cuts it there)" >&2
+	exit 2
+}
 if ! [[ $secs =~ ^[0-9]+(\.[0-9]+)?$ ]] || ! awk -v s="$secs" 'BEGIN { exit !(s > 0) }'; then
 	echo "thread_cpu: SECONDS=$secs: want a positive number" >&2
 	exit 2
@@ -36,11 +42,12 @@ t0=$(date +%s.%N)
 sleep "$secs"
 b=$(snap)
 t1=$(date +%s.%N)
+[ -n "$b" ] || { echo "thread_cpu: every process named $name ended during the window" >&2; exit 1; }
 awk -F'\t' -v tck="$tck" -v secs="$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" -v name="$name" '
 	NR == FNR { start[$1 "\t" $2] = $3; next }
 	{
 		k = $1 "\t" $2
-		d = $3 - (k in start ? start[k] : $3)
+		d = $3 - (k in start ? start[k] : 0) # started in the window: all of its time
 		pct = 100 * d / tck / secs
 		line[++n] = sprintf("%8d  %-18s %6.1f", $1, $4, pct)
 		key[n] = pct

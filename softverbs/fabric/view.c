@@ -487,13 +487,46 @@ static void up_path(const char *path, char *buf, size_t len)
 }
 
 /*
+ * A bus number behind two bridges keeps its first bridge in class/pci_bus (link `cls`). A
+ * function of that bus placed behind another bridge, as the real GPUs of a VM's flat bus 0
+ * bound (cuda=) below the spec's different root ports, gets a link in the first bridge's
+ * directory to where it is, so that /sys/class/pci_bus/<bus>/../../<bdf> (NCCL's way from a
+ * bus id) still resolves to it. 0 or -errno.
+ */
+static int bus_alias(struct sv_view *v, const char *cls, const char *bus, const char *bdf,
+		     const char *path, const char *parent)
+{
+	char first[PATH_MAX], dir[PATH_MAX], up[256], target[PATH_MAX], tail[32];
+	ssize_t n = readlink(cls, first, sizeof(first) - 1);
+	size_t len;
+
+	if (n < 0)
+		return -errno;
+	first[n] = 0;
+	/* "../../<bridge>/pci_bus/<bus>", as written below */
+	sv_pathf(tail, sizeof(tail), "/pci_bus/%s", bus);
+	len = strlen(first);
+	if (strncmp(first, "../../", 6) || len < 6 + strlen(tail) ||
+	    strcmp(first + len - strlen(tail), tail))
+		return -EINVAL;
+	first[len - strlen(tail)] = 0;
+	if (!strcmp(first + 6, parent))
+		return 0; /* the same bridge: the bus's link already leads here */
+	sv_pathf(dir, sizeof(dir), "%s/%s", v->dir, first + 6);
+	up_path(first + 6, up, sizeof(up));
+	sv_pathf(target, sizeof(target), "%s%s", up, path);
+	return link_at(dir, bdf, target);
+}
+
+/*
  * The kernel's ways to a PCI function, for one device at `path` (below the view) on bus
  * `bus` behind the bridge at `parent` ("devices/pci0000:00" for a root port): its
  * subsystem link, bus/pci/devices/<bdf> and class/pci_bus/<dddd:bb> with the bus's
  * directory under the bridge. NCCL finds a device from its bus id through
  * /sys/class/pci_bus/<dddd:bb>/../../<bdf>, and takes a NIC as PCI only when its subsystem
  * resolves to bus/pci. A bus number behind two bridges (not possible on a real machine)
- * keeps its first bridge.
+ * keeps its first bridge, with a link there to each of its functions behind another
+ * (bus_alias).
  */
 static int write_pci_links(struct sv_view *v, const char *path, const struct sv_pci *pci,
 			   const char *parent)
@@ -517,7 +550,7 @@ static int write_pci_links(struct sv_view *v, const char *path, const struct sv_
 		return ret;
 	sv_pathf(dir, sizeof(dir), "%s/class/pci_bus/%s", v->dir, bus);
 	if (!lstat(dir, &st))
-		return 0;
+		return bus_alias(v, dir, bus, bdf, path, parent);
 	sv_pathf(dir, sizeof(dir), "%s/%s/pci_bus/%s", v->dir, parent, bus);
 	ret = mkdir_p(dir);
 	if (ret)

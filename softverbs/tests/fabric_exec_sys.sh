@@ -157,6 +157,30 @@ berr 's/cuda=1/cuda=0/' xyz "SOFTVERBS_FABRIC_CUDA_BUSIDS: 'xyz' is not a PCI bu
 berr 's/cuda=1/cuda=0/' "" "gpu gpu0: cuda=0, but this machine has no CUDA device"
 berr 's/cuda=1/cuda=x/' 0000:18:00.0 "cuda=x: expected a CUDA device index 0-63"
 berr 's/cuda=1/cuda=0/' 0000:00:06.0 "CUDA device 0 has bus id 0000:00:06.0, on the bus of root r0's port"
+# two GPUs of one real bus (a VM's flat bus 0) bound below two root ports: the bus's link
+# keeps the first port, and NCCL's way from each bus id still leads to each GPU's own place
+cat >"$dir/two.spec" <<'EOF'
+rail ra subnet=10.10.0.0/16
+node node0
+	numa 0 cpus=0-1
+	root r0 port=0001:00:01.1 numa=0
+	root r1 port=0002:00:01.1 numa=0
+	gpu gpu0 pci=0001:0f:00.0 root=r0 cuda=0
+	gpu gpu1 pci=0002:0f:00.0 root=r1 cuda=1
+	nic mlx5_0 pci=0001:0c:00.0 root=r0 guid=b8ce:f603:00b0:0100
+		port 1 link=Ethernet rate=50 netdev=rdma0 rail=ra addr=10.10.0.1
+	pod pod0 gpus=gpu0,gpu1 nics=mlx5_0
+		iface net1 type=ipvlan parent=rdma0 addr=10.10.1.1
+EOF
+SOFTVERBS_FABRIC_CUDA_BUSIDS=0000:00:06.0,0000:00:07.0 "$fab" build "$dir/two.spec" "$dir/c3" \
+	>"$dir/c3.log" 2>&1 || bad "two GPUs on one bus: build: $(cat "$dir/c3.log")"
+v3=$dir/c3/node0/pod0/view
+for g in "0000:00:06.0 pci0001:00/0001:00:01.1" "0000:00:07.0 pci0002:00/0002:00:01.1"; do
+	got=$(realpath -e "$v3/class/pci_bus/0000:00/../../${g% *}" 2>&1)
+	[ "$got" = "$(realpath "$v3")/devices/${g#* }/${g% *}" ] ||
+		bad "two GPUs on one bus: ${g% *} resolves to '$got', want devices/${g#* }/${g% *}"
+done
+
 # bound to a real PCI function of this machine: its real directory is the pod's GPU, below
 # the spec's root port, even when its bus is a root bus (a VM's flat tree, as the H200 VMs'
 # 0000:00:06.0; the root port is then in another domain); NCCL's way from the bus id, and

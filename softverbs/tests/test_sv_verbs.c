@@ -182,6 +182,21 @@ static int threads_named(const char *name)
 	return n;
 }
 
+/*
+ * threads_named, waiting up to a second for it to reach want: a joined thread may still be
+ * listed in /proc for a moment (the kernel wakes the joiner before it unlists the task).
+ */
+static int threads_named_settle(const char *name, int want)
+{
+	int n = threads_named(name);
+
+	for (int i = 0; i < 100 && n != want; i++) {
+		usleep(10000);
+		n = threads_named(name);
+	}
+	return n;
+}
+
 /* Each open device has one NIC thread, named "sv:<device>"; closing the device ends it. */
 static void t_nic_thread(void)
 {
@@ -193,10 +208,10 @@ static void t_nic_thread(void)
 	CHECK_EQ(threads_named("sv:svdev0"), 1);
 	CHECK_EQ(threads_named("sv:svdev1"), 1);
 	CHECK_EQ(ibv_close_device(a), 0);
-	CHECK_EQ(threads_named("sv:svdev0"), 0);
+	CHECK_EQ(threads_named_settle("sv:svdev0", 0), 0);
 	CHECK_EQ(threads_named("sv:svdev1"), 1);
 	CHECK_EQ(ibv_close_device(b), 0);
-	CHECK_EQ(threads_named("sv:svdev1"), 0);
+	CHECK_EQ(threads_named_settle("sv:svdev1", 0), 0);
 }
 
 /* ---- queries ---------------------------------------------------------------------------------- */
