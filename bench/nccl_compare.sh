@@ -8,8 +8,9 @@
 # are two hosts (NCCL_HOSTID per rank) on the machine's GPU 0 under CUDA MPS, as SPEC binds that
 # GPU. GPUS=2: one rank per GPU (GPUs 0 and 1, test/gpu/two-cuda.spec, no MPS), two hosts for
 # the network modes and one host for mode shm (NCCL's SHM transport, which NCCL cannot use for
-# two ranks on one GPU; refused with GPUS=1). Modes, each on its defaults: railnet (NCCL_NET=railnet; variants below), NCCL's IB transport on the same
-# softverbs devices (NCCL_NET=IB), NCCL's Socket transport (NCCL_NET=Socket). For every size,
+# two ranks on one GPU; refused with GPUS=1). Modes, each on its defaults: railnet
+# (NCCL_NET=railnet; variants below), NCCL's IB transport on the same softverbs devices
+# (NCCL_NET=IB), NCCL's Socket transport (NCCL_NET=Socket). For every size,
 # every repetition runs every mode, one after the other (interleaved, so a noisy machine hurts
 # them alike); a run is one mpirun at one size.
 #
